@@ -1,0 +1,196 @@
+/**
+ * buildApp(): the HTTP server with graphql-yoga and graphql-ws on the same path, sharing one envelop
+ * (one context factory, one validation, the same plugins and limits). It does not listen; server.ts and the
+ * tests do. Every request gets a request id (from `x-request-id` when sane, else a new UUID) that is echoed
+ * back and carried by its log lines.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse as graphqlParse, validate as graphqlValidate } from 'graphql';
+import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Config } from './config.js';
+import { bearerToken, resolveViewer, type Context } from './context.js';
+import { graphQLError, maskError, useBadRequestCode } from './graphql-errors.js';
+import { requestScope, type Logger } from './logger.js';
+import { useMaintenanceMode } from './plugins/maintenance.js';
+import { isReady, type RedisClient } from './redis/clients.js';
+import { schema } from './schema/index.js';
+import { createServices, type Services } from './services/index.js';
+
+export const GRAPHQL_PATH = '/graphql';
+/** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */
+export const CLOSE_FORBIDDEN = 4403;
+
+interface ServerContext {
+  req: IncomingMessage;
+  res?: ServerResponse;
+  requestId: string;
+  log: Logger;
+  /** WebSocket operations carry the token of `connection_init` here; HTTP reads the header. */
+  authorization?: unknown;
+}
+
+export interface App {
+  server: Server;
+  services: Services;
+  /** Stops accepting, closes sockets with 1001, waits for in-flight requests (forcing them after `timeoutMs`). */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+function yogaLogger(log: Logger): YogaLogger {
+  const at = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
+    const [first, ...rest] = args;
+    if (first instanceof Error) log[level]({ err: first }, first.message);
+    else log[level]({ args: rest.length ? rest : undefined }, String(first));
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+async function pingWithin(redis: RedisClient, ms: number): Promise<boolean> {
+  if (!isReady(redis)) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([redis.ping().then((r) => r === 'PONG'), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger }): App {
+  const { config, redis, log } = deps;
+  const services = createServices(redis, config);
+
+  const yoga = createYoga<ServerContext, Context>({
+    schema,
+    graphqlEndpoint: GRAPHQL_PATH,
+    healthCheckEndpoint: '/healthz',
+    landingPage: false,
+    logging: yogaLogger(log),
+    maskedErrors: { maskError },
+    maxRequestBodySize: config.limits.requestBytes,
+    graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway' },
+    renderGraphiQL,
+    context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
+      const token = bearerToken(authorization ?? request.headers.get('authorization'));
+      const viewer = await resolveViewer(services, config.adminUsers, token);
+      return { viewer, token: viewer ? (token ?? null) : null, services, log: requestLog, requestId };
+    },
+    plugins: [
+      useBadRequestCode(),
+      EnvelopArmorPlugin({
+        maxDepth: { n: config.limits.depth },
+        costLimit: { maxCost: config.limits.cost },
+        maxAliases: { n: config.limits.aliases },
+        maxTokens: { n: config.limits.tokens },
+        maxDirectives: { n: 20 },
+        blockFieldSuggestion: { enabled: config.env === 'production' },
+      }),
+      useReadinessCheck({ endpoint: '/readyz', check: () => pingWithin(redis, 1000) }),
+      useMaintenanceMode(),
+    ],
+  });
+
+  const server = createServer((req, res) => {
+    const header = req.headers['x-request-id'];
+    const requestId = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+    const started = performance.now();
+    res.setHeader('x-request-id', requestId);
+    res.once('finish', () =>
+      log.info(
+        { requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 },
+        'request',
+      ),
+    );
+    requestScope.run({ requestId }, () => void yoga(req, res, { req, res, requestId, log }));
+  });
+
+  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
+  type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string };
+  type EnvelopedArgs = ExecutionArgs & {
+    rootValue: { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
+  };
+  const connectionLog = (ctx: WsContext<Record<string, unknown> | undefined, Extra>) =>
+    log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });
+
+  const ws = useServer<Record<string, unknown> | undefined, Extra>(
+    {
+      execute: (args) => (args as EnvelopedArgs).rootValue.execute(args) as never,
+      subscribe: (args) => (args as EnvelopedArgs).rootValue.subscribe(args) as never,
+      onConnect: async (ctx) => {
+        const token = bearerToken(ctx.connectionParams?.authorization);
+        if (token === undefined) return true; // anonymous connections may run public operations
+        const viewer = token ? await resolveViewer(services, config.adminUsers, token) : null;
+        if (!viewer) connectionLog(ctx).info('websocket refused: bad or expired token');
+        return viewer !== null; // false closes the socket with 4403 Forbidden
+      },
+      onSubscribe: async (ctx, id, payload) => {
+        const opLog = connectionLog(ctx).child({ operationId: id });
+        const initialContext: ServerContext & { params: SubscribePayload } = {
+          req: ctx.extra.request,
+          requestId: opLog.bindings().requestId as string,
+          log: opLog,
+          authorization: ctx.connectionParams?.authorization ?? '',
+          params: payload,
+        };
+        const enveloped = yoga.getEnveloped(initialContext);
+        // envelop types parse and validate loosely; they are graphql-js's functions wrapped by the plugins.
+        const parse = enveloped.parse as typeof graphqlParse;
+        const validate = enveloped.validate as typeof graphqlValidate;
+        const schema = enveloped.schema as GraphQLSchema;
+        let document: DocumentNode;
+        try {
+          document = parse(payload.query);
+        } catch (err) {
+          return [maskError(err, 'Unexpected error.') as GraphQLError];
+        }
+        const errors = validate(schema, document);
+        if (errors.length > 0) return errors;
+        const contextValue: Context = await enveloped.contextFactory();
+        if (bearerToken(ctx.connectionParams?.authorization) && !contextValue.viewer) {
+          // The token this socket was opened with has been revoked or has expired.
+          ctx.extra.socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
+          return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];
+        }
+        return {
+          schema,
+          operationName: payload.operationName,
+          document,
+          variableValues: payload.variables,
+          contextValue,
+          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
+        };
+      },
+    },
+    wss,
+  );
+
+  return {
+    server,
+    services,
+    async close(timeoutMs = 8000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await ws.dispose(); // closes every socket with 1001 Going away
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const forced = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          log.warn('in-flight requests still running at the shutdown deadline; closing them');
+          server.closeAllConnections();
+          resolve();
+        }, timeoutMs);
+      });
+      await Promise.race([closed, forced]);
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * Every environment variable the gateway reads, parsed and validated in this one place.
+ * Defaults are chosen so that `npm start` works on a fresh machine with `redis-server` installed.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const list = z
+  .string()
+  .default('')
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+
+const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: intFrom(0, 65535).default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort)),
+  REDIS_SERVER_BIN: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]*$/, 'letters, digits and _ . : - only (no braces: they would change hash slots)')
+    .default(''),
+
+  SESSION_TTL: intFrom(60, 365 * 24 * 3600).default(7 * 24 * 3600),
+  ADMIN_USERS: list,
+
+  MAX_REQUEST_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
+  MAX_QUERY_DEPTH: intFrom(1, 100).default(12),
+  MAX_QUERY_COST: intFrom(1, 1_000_000).default(5000),
+  MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
+  MAX_QUERY_TOKENS: intFrom(10, 1_000_000).default(2000),
+  SHUTDOWN_TIMEOUT_MS: intFrom(100, 60_000).default(8000),
+});
+
+export type RedisTarget =
+  | { kind: 'url'; url: string }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[] }
+  | { kind: 'embedded'; dataDir: string; serverBin: string | undefined };
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  logLevel: string;
+  redis: RedisTarget;
+  keyPrefix: string;
+  sessionTtlSeconds: number;
+  adminUsers: ReadonlySet<string>;
+  limits: {
+    requestBytes: number;
+    depth: number;
+    cost: number;
+    aliases: number;
+    tokens: number;
+  };
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid environment: ${problems}`);
+  }
+  const e = parsed.data;
+  if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) {
+    throw new ConfigError('invalid environment: set REDIS_URL or REDIS_CLUSTER_NODES, not both');
+  }
+  const redis: RedisTarget = e.REDIS_URL
+    ? { kind: 'url', url: e.REDIS_URL }
+    : e.REDIS_CLUSTER_NODES.length > 0
+      ? {
+          kind: 'cluster',
+          nodes: e.REDIS_CLUSTER_NODES.map((hp) => {
+            const i = hp.lastIndexOf(':');
+            return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
+          }),
+        }
+      : { kind: 'embedded', dataDir: path.resolve(e.DATA_DIR), serverBin: e.REDIS_SERVER_BIN };
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    redis,
+    keyPrefix: e.KEY_PREFIX,
+    sessionTtlSeconds: e.SESSION_TTL,
+    adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),
+    limits: {
+      requestBytes: e.MAX_REQUEST_BYTES,
+      depth: e.MAX_QUERY_DEPTH,
+      cost: e.MAX_QUERY_COST,
+      aliases: e.MAX_QUERY_ALIASES,
+      tokens: e.MAX_QUERY_TOKENS,
+    },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The only place that creates Redis clients. Every client gets the product's Lua scripts as commands,
+ * reconnects with jittered exponential backoff, and fails a command after a few retries instead of
+ * queueing it forever while Redis is away (so requests error out and `/readyz` reports the outage).
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import { defineScripts } from './scripts.js';
+
+export type RedisClient = Redis | Cluster;
+
+/** Where to connect: a URL (redis://, rediss://), a unix socket path, or cluster seed nodes. */
+export type RedisEndpoint =
+  | { kind: 'url'; url: string }
+  | { kind: 'socket'; path: string }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[] };
+
+const backoff = (attempt: number) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2);
+
+function nodeOptions(name: string): RedisOptions {
+  return {
+    connectionName: name,
+    retryStrategy: backoff,
+    maxRetriesPerRequest: 2,
+    enableAutoPipelining: true,
+  };
+}
+
+export function createRedisClient(endpoint: RedisEndpoint, log: Logger, name = 'gateway'): RedisClient {
+  let client: RedisClient;
+  switch (endpoint.kind) {
+    case 'url':
+      client = new Redis(endpoint.url, nodeOptions(name));
+      break;
+    case 'socket':
+      client = new Redis({ path: endpoint.path, ...nodeOptions(name) });
+      break;
+    case 'cluster':
+      client = new Cluster(endpoint.nodes, {
+        redisOptions: nodeOptions(name),
+        clusterRetryStrategy: backoff,
+        enableAutoPipelining: true,
+        scaleReads: 'master',
+      });
+      break;
+  }
+  let lastError = '';
+  client.on('error', (err: Error) => {
+    // ioredis emits the same connection error on every retry; log each distinct one once.
+    if (err.message !== lastError) log.warn({ err: err.message, client: name }, 'redis connection error');
+    lastError = err.message;
+  });
+  client.on('ready', () => {
+    if (lastError) log.info({ client: name }, 'redis connection restored');
+    lastError = '';
+  });
+  defineScripts(client);
+  return client;
+}
+
+export function isReady(client: RedisClient): boolean {
+  return client.status === 'ready';
+}
+
+/** Waits until the client is ready or the deadline passes (then throws with the last connection error). */
+export async function waitUntilReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (isReady(client)) return;
+  await new Promise<void>((resolve, reject) => {
+    let lastError: Error | undefined;
+    const onError = (err: Error) => (lastError = err);
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis not ready after ${timeoutMs} ms${lastError ? `: ${lastError.message}` : ''}`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('error', onError);
+    };
+    client.on('ready', onReady);
+    client.on('error', onError);
+  });
+}
+
+export async function closeRedisClient(client: RedisClient): Promise<void> {
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The embedded default: a `redis-server` child process on a private unix socket, persisting under DATA_DIR
+ * with AOF (appendfsync everysec) and RDB snapshots, as chapter 4 of the book recommends.
+ *
+ * One data directory never gets two servers. `gateway.pid` names the gateway that owns the directory and
+ * `redis.pid` (written by Redis) the server. On start: a live owner gateway → refuse; a server left behind
+ * by a gateway that died (SIGKILL) → stop it (SIGTERM makes it persist and exit) and start our own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigError } from '../config.js';
+
+export interface EmbeddedRedis {
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+const INSTALL_HINT =
+  'redis-server was not found on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), set REDIS_SERVER_BIN, or point the gateway at a running Redis with REDIS_URL';
+
+function findOnPath(bin: string): string | undefined {
+  if (bin.includes('/')) return isExecutable(bin) ? bin : undefined;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, bin);
+    if (dir && isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The command line of a live process, where the OS exposes it (Linux /proc); undefined elsewhere. */
+function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return !isAlive(pid);
+}
+
+/** Unix socket paths are limited to ~104 bytes; fall back to a per-directory name under the temp dir. */
+function socketPathFor(dataDir: string): string {
+  const inDir = path.join(dataDir, 'redis.sock');
+  if (Buffer.byteLength(inDir) <= 100) return inDir;
+  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `rig-redis-${digest}.sock`);
+}
+
+async function canConnect(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(socketPath);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function stopLeftover(dataDir: string, log: Logger): Promise<void> {
+  const ownerPid = readPid(path.join(dataDir, 'gateway.pid'));
+  if (ownerPid !== undefined && ownerPid !== process.pid && isAlive(ownerPid) && /node|tsx/.test(commandLine(ownerPid) ?? 'node')) {
+    throw new ConfigError(
+      `DATA_DIR ${dataDir} is in use by the gateway with pid ${ownerPid}; stop it, choose another DATA_DIR, or share one Redis through REDIS_URL`,
+    );
+  }
+  const redisPid = readPid(path.join(dataDir, 'redis.pid'));
+  if (redisPid === undefined || !isAlive(redisPid)) return;
+  const cmd = commandLine(redisPid);
+  if (cmd !== undefined && !cmd.includes('redis-server')) return; // a stale pid file; the pid was reused
+  log.warn({ redisPid, dataDir }, 'stopping the redis-server left behind by a gateway that did not exit cleanly');
+  process.kill(redisPid, 'SIGTERM');
+  if (!(await waitForExit(redisPid, 15_000))) {
+    process.kill(redisPid, 'SIGKILL');
+    await waitForExit(redisPid, 2000);
+  }
+}
+
+export async function startEmbeddedRedis(opts: { dataDir: string; serverBin?: string | undefined; log: Logger }): Promise<EmbeddedRedis> {
+  const { dataDir, log } = opts;
+  const bin = findOnPath(opts.serverBin ?? 'redis-server');
+  if (!bin) throw new ConfigError(INSTALL_HINT);
+  mkdirSync(dataDir, { recursive: true });
+  await stopLeftover(dataDir, log);
+  writeFileSync(path.join(dataDir, 'gateway.pid'), String(process.pid));
+
+  const socketPath = socketPathFor(dataDir);
+  rmSync(socketPath, { force: true });
+  const args = [
+    '--port', '0',
+    '--unixsocket', socketPath,
+    '--unixsocketperm', '700',
+    '--dir', dataDir,
+    '--pidfile', path.join(dataDir, 'redis.pid'),
+    '--logfile', path.join(dataDir, 'redis.log'),
+    '--daemonize', 'no',
+    '--appendonly', 'yes',
+    '--appendfsync', 'everysec',
+    '--save', '900 1 300 10 60 10000',
+  ];
+  const child: ChildProcess = spawn(bin, args, { stdio: 'ignore' });
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  // If this process dies without running stop() (an uncaught exception), do not leave the server behind.
+  const onExit = () => child.kill('SIGTERM');
+  process.once('exit', onExit);
+
+  const deadline = Date.now() + 15_000;
+  while (!(await canConnect(socketPath))) {
+    if (exited) {
+      throw new Error(`redis-server exited during start; see ${path.join(dataDir, 'redis.log')}`);
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server did not open ${socketPath} within 15 s; see ${path.join(dataDir, 'redis.log')}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  log.info({ redisPid: child.pid, socketPath, dataDir }, 'embedded redis-server started');
+
+  return {
+    socketPath,
+    async stop() {
+      process.off('exit', onExit);
+      if (!exited) {
+        child.kill('SIGTERM'); // Redis persists (RDB save + AOF fsync) and exits on SIGTERM
+        const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
+        await exitedPromise;
+        clearTimeout(timer);
+      }
+      rmSync(path.join(dataDir, 'gateway.pid'), { force: true });
+      log.info('embedded redis-server stopped');
+    },
+  };
+}
+

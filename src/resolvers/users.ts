@@ -1,0 +1,17 @@
+import type { Context } from '../context.js';
+import type { Authenticated, User } from '../services/users.js';
+
+export const me = (_root: unknown, _args: unknown, ctx: Context): User | null =>
+  ctx.viewer ? { username: ctx.viewer.username } : null;
+
+export const users = (_root: unknown, args: { prefix: string; first?: number | null }, ctx: Context): Promise<User[]> =>
+  ctx.services.users.search(args.prefix, args.first ?? 10);
+
+export const signUp = (_root: unknown, args: { username: string; password: string }, ctx: Context): Promise<Authenticated> =>
+  ctx.services.users.signUp(args.username, args.password);
+
+export const signIn = (_root: unknown, args: { username: string; password: string }, ctx: Context): Promise<Authenticated> =>
+  ctx.services.users.signIn(args.username, args.password);
+
+export const signOut = async (_root: unknown, _args: unknown, ctx: Context): Promise<boolean> =>
+  ctx.token ? ctx.services.sessions.revoke(ctx.token) : false;

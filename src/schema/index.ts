@@ -1,0 +1,6 @@
+/** Imports every domain file (each adds its types and fields to the builder) and builds the schema. */
+import { builder } from './builder.js';
+import './users.js';
+import './operations.js';
+
+export const schema = builder.toSchema({ sortSchema: false });

@@ -1,0 +1,48 @@
+import * as resolvers from '../resolvers/users.js';
+import type { Authenticated, User } from '../services/users.js';
+import { builder } from './builder.js';
+
+export const UserType = builder.objectRef<User>('User').implement({
+  description: 'A user. Usernames are case-insensitive and stored in lower case; the id is the username.',
+  fields: (t) => ({
+    id: t.exposeID('username'),
+    username: t.exposeString('username'),
+  }),
+});
+
+const AuthPayload = builder.objectRef<Authenticated>('AuthPayload').implement({
+  fields: (t) => ({
+    token: t.exposeString('token', { description: 'Send as `Authorization: Bearer <token>`; expires after SESSION_TTL idle.' }),
+    user: t.field({ type: UserType, resolve: (p) => p.user }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  me: t.field({ type: UserType, nullable: true, description: 'The signed-in user; null when not signed in.', resolve: resolvers.me }),
+  users: t.field({
+    type: [UserType],
+    description: 'Directory autocomplete: users whose name starts with `prefix` (case-insensitive), sorted by username; `first` at most 100.',
+    args: { prefix: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: 10 }) },
+    resolve: resolvers.users,
+  }),
+}));
+
+const credentials = (t: Parameters<Parameters<typeof builder.mutationFields>[0]>[0]) => ({
+  username: t.arg.string({ required: true }),
+  password: t.arg.string({ required: true }),
+});
+
+builder.mutationFields((t) => ({
+  signUp: t.field({
+    type: AuthPayload,
+    description: 'Creates a user (username 3-32 of [a-z0-9_.-], case-insensitive; password 8-128 characters) and signs in.',
+    args: credentials(t),
+    resolve: resolvers.signUp,
+  }),
+  signIn: t.field({ type: AuthPayload, args: credentials(t), resolve: resolvers.signIn }),
+  signOut: t.field({
+    type: 'Boolean',
+    description: 'Revokes the current token at once; false when the request carried no valid session.',
+    resolve: resolvers.signOut,
+  }),
+}));

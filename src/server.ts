@@ -1,0 +1,60 @@
+/**
+ * Entry point (`npm start`): reads the configuration, starts the embedded Redis when no external one is
+ * configured, serves the app, and stops gracefully on SIGTERM/SIGINT: stop accepting, close sockets with
+ * 1001, finish in-flight requests, close Redis, stop the embedded Redis, exit 0.
+ */
+import { ConfigError, loadConfig } from './config.js';
+import { buildApp } from './app.js';
+import { createLogger } from './logger.js';
+import { closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
+import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+
+  let embedded: EmbeddedRedis | undefined;
+  let endpoint: RedisEndpoint;
+  if (config.redis.kind === 'embedded') {
+    embedded = await startEmbeddedRedis({ dataDir: config.redis.dataDir, serverBin: config.redis.serverBin, log });
+    endpoint = { kind: 'socket', path: embedded.socketPath };
+  } else {
+    endpoint = config.redis;
+  }
+  const redis = createRedisClient(endpoint, log);
+  const app = buildApp({ config, redis, log });
+
+  await new Promise<void>((resolve, reject) => {
+    app.server.once('error', reject);
+    app.server.listen(config.port, config.host, resolve);
+  });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info({ url: `http://${config.host}:${port}/graphql`, redis: config.redis.kind }, 'gateway listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    const hardDeadline = setTimeout(() => {
+      log.error('graceful stop took too long; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 1500);
+    hardDeadline.unref();
+    await app.close(config.shutdownTimeoutMs);
+    await closeRedisClient(redis);
+    await embedded?.stop();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  // Start-up failures are one line, saying what to do.
+  const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
+  process.stderr.write(`gateway: ${message}\n`);
+  process.exit(1);
+});

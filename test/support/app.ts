@@ -1,0 +1,146 @@
+/**
+ * Test helpers that go through the real product: the app on a free port (in this process), HTTP requests
+ * with fetch, graphql-ws clients over real sockets. Each app gets its own key prefix unless told otherwise.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createClient, type Client } from 'graphql-ws';
+import { inject } from 'vitest';
+import WebSocket from 'ws';
+import { buildApp, type App } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
+import type { TestRedis } from './redis-servers.js';
+
+export interface GraphQLResponse<T = Record<string, unknown>> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string; [k: string]: unknown } }[];
+}
+
+export const uniquePrefix = () => `t${randomBytes(4).toString('hex')}:`;
+export const uniqueName = (stem = 'u') => `${stem}${randomBytes(4).toString('hex')}`;
+
+/** The environment that points a gateway at this project's test Redis. */
+export function redisEnv(target: TestRedis = inject('redis')): Record<string, string> {
+  return target.kind === 'cluster' ? { REDIS_CLUSTER_NODES: target.nodes.join(',') } : { REDIS_URL: target.url };
+}
+
+export interface TestApp {
+  app: App;
+  config: Config;
+  redis: RedisClient;
+  url: string;
+  wsUrl: string;
+  gql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, token?: string): Promise<GraphQLResponse<T>>;
+  signUp(username?: string, password?: string): Promise<{ token: string; username: string }>;
+  wsClient(token?: string): Client;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({
+    ...redisEnv(),
+    KEY_PREFIX: uniquePrefix(),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ADMIN_USERS: 'admin',
+    NODE_ENV: 'test',
+    ...env,
+  });
+  if (config.redis.kind === 'embedded') throw new Error('test apps use the test Redis');
+  const log = createLogger(config.logLevel);
+  const redis = createRedisClient(config.redis, log, 'test-app');
+  const app = buildApp({ config, redis, log });
+  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
+  const { port } = app.server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}/graphql`;
+  const wsUrl = `ws://127.0.0.1:${port}/graphql`;
+  const clients: Client[] = [];
+
+  const gql: TestApp['gql'] = (query, variables, token) => postGraphQL(url, query, variables, token);
+
+  return {
+    app,
+    config,
+    redis,
+    url,
+    wsUrl,
+    gql,
+    async signUp(username = uniqueName(), password = 'password123') {
+      const r = await gql<{ signUp: { token: string; user: { username: string } } }>(
+        'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { username } } }',
+        { u: username, p: password },
+      );
+      if (!r.data?.signUp) throw new Error(`signUp failed: ${JSON.stringify(r.errors)}`);
+      return { token: r.data.signUp.token, username: r.data.signUp.user.username };
+    },
+    wsClient(token) {
+      const client = wsClient(wsUrl, token);
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      await Promise.all(clients.map(async (c) => c.dispose()));
+      await app.close(1000);
+      await closeRedisClient(redis);
+    },
+  };
+}
+
+export async function postGraphQL<T = Record<string, unknown>>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  token?: string,
+): Promise<GraphQLResponse<T>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, ...((await res.json()) as Omit<GraphQLResponse<T>, 'status'>) };
+}
+
+export function wsClient(url: string, token?: string, options: Partial<Parameters<typeof createClient>[0]> = {}): Client {
+  return createClient({
+    url,
+    webSocketImpl: WebSocket,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    retryAttempts: 0,
+    lazy: true,
+    ...options,
+  });
+}
+
+/** Runs one query or mutation over a graphql-ws client and resolves with its single result. */
+export function wsRequest<T = Record<string, unknown>>(
+  client: Client,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<Omit<GraphQLResponse<T>, 'status'>> {
+  return new Promise((resolve, reject) => {
+    let result: Omit<GraphQLResponse<T>, 'status'> | undefined;
+    client.subscribe<T>(
+      { query, variables },
+      {
+        next: (value) => (result = value as Omit<GraphQLResponse<T>, 'status'>),
+        error: (err) =>
+          Array.isArray(err)
+            ? resolve({ errors: err as GraphQLResponse['errors'] })
+            : reject(err instanceof Error ? err : new Error(`socket closed: ${(err as { code?: number }).code}`)),
+        complete: () => (result ? resolve(result) : reject(new Error('completed without a result'))),
+      },
+    );
+  });
+}
+
+/** Polls `check` until it returns true or the deadline passes; returns whether it became true. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, intervalMs = 50): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Runs the real gateway (`src/server.ts`) as a child process, as `npm start` does, for tests that need
+ * several processes, signals, or the embedded Redis.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything the process wrote, for assertions and failure messages. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function spawnGateway(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Starts a gateway and resolves once it logs that it is listening. */
+export async function startGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {
+  const child = spawnGateway(env);
+  let out = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /"url":"(http:[^"]+)"[^\n]*"msg":"gateway listening"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} during start:\n${out}`));
+    });
+  });
+  return { child, url, output: () => out, exited };
+}
+
+/** Sends a signal and resolves with how the process ended and how long it took. */
+export async function stopGateway(g: GatewayProcess, signal: NodeJS.Signals = 'SIGTERM') {
+  const started = Date.now();
+  g.child.kill(signal);
+  const result = await g.exited;
+  return { ...result, ms: Date.now() - started };
+}

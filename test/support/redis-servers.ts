@@ -1,0 +1,127 @@
+/**
+ * Starts real redis-server processes for tests: a standalone server, or a three-master cluster joined with
+ * `redis-cli --cluster create`. Nothing mocks Redis. Data lives in a temporary directory removed on stop.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+
+const run = promisify(execFile);
+
+export type TestRedis = { kind: 'standalone'; url: string } | { kind: 'cluster'; nodes: string[] };
+
+export interface RunningRedis {
+  target: TestRedis;
+  /** The ports of the server(s), for tests that stop and start one of them. */
+  ports: number[];
+  stop(): Promise<void>;
+}
+
+async function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** A free loopback port whose cluster-bus companion (port + 10000) is free too. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 30000);
+    if ((await isFree(port)) && (await isFree(port + 10000))) return port;
+  }
+}
+
+export interface RedisProcess {
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startRedisProcess(dir: string, port: number, extra: string[] = []): Promise<RedisProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  probe.on('error', () => undefined); // refused connections are expected until the server listens
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      break;
+    } catch {
+      probe.disconnect();
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    port,
+    child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+export async function startStandalone(): Promise<RunningRedis> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-test-redis-'));
+  const server = await startRedisProcess(dir, await freePort());
+  return {
+    target: { kind: 'standalone', url: `redis://127.0.0.1:${server.port}` },
+    ports: [server.port],
+    async stop() {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startCluster(): Promise<RunningRedis> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-test-cluster-'));
+  const servers: RedisProcess[] = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const nodeDir = path.join(dir, String(port));
+    await run('mkdir', ['-p', nodeDir]);
+    servers.push(
+      await startRedisProcess(nodeDir, port, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']),
+    );
+  }
+  const addresses = servers.map((s) => `127.0.0.1:${s.port}`);
+  await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+  // Wait until every node agrees the cluster is up.
+  const deadline = Date.now() + 20_000;
+  for (const s of servers) {
+    const c = new Redis({ port: s.port, host: '127.0.0.1' });
+    try {
+      while (!(await c.cluster('INFO')).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) throw new Error('cluster did not reach cluster_state:ok');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      c.disconnect();
+    }
+  }
+  return {
+    target: { kind: 'cluster', nodes: addresses },
+    ports: servers.map((s) => s.port),
+    async stop() {
+      await Promise.all(servers.map((s) => s.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
