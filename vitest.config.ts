@@ -15,5 +15,6 @@ const project = (name: 'standalone' | 'cluster') => ({
 export default defineConfig({
   test: {
     projects: [project('standalone'), project('cluster')],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

@@ -44,6 +44,19 @@ export interface App {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+const GRAPHIQL_DEFAULT_QUERY = `# Sign up (or sign in), then put the token under Headers:
+#   { "Authorization": "Bearer <token>" }
+mutation SignUp {
+  signUp(username: "alice", password: "correct horse") { token user { id username } }
+}
+
+query Me {
+  me { id username }
+  users(prefix: "a") { username }
+  maintenance
+}
+`;
+
 function yogaLogger(log: Logger): YogaLogger {
   const at = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
     const [first, ...rest] = args;
@@ -78,7 +91,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     logging: yogaLogger(log),
     maskedErrors: { maskError },
     maxRequestBodySize: config.limits.requestBytes,
-    graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway' },
+    graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
     context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
       const token = bearerToken(authorization ?? request.headers.get('authorization'));
@@ -149,12 +162,13 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
         const schema = enveloped.schema as GraphQLSchema;
         let document: DocumentNode;
         try {
+          // Both may throw: parse on syntax and token limits, validate on graphql-armor's limits.
           document = parse(payload.query);
+          const errors = validate(schema, document);
+          if (errors.length > 0) return errors;
         } catch (err) {
           return [maskError(err, 'Unexpected error.') as GraphQLError];
         }
-        const errors = validate(schema, document);
-        if (errors.length > 0) return errors;
         const contextValue: Context = await enveloped.contextFactory();
         if (bearerToken(ctx.connectionParams?.authorization) && !contextValue.viewer) {
           // The token this socket was opened with has been revoked or has expired.
@@ -180,7 +194,9 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     async close(timeoutMs = 8000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await ws.dispose(); // closes every socket with 1001 Going away
+      // Connections whose in-flight request finishes become idle keep-alive connections: close them as they do.
       server.closeIdleConnections();
+      const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       let timer: NodeJS.Timeout | undefined;
       const forced = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
@@ -190,6 +206,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
         }, timeoutMs);
       });
       await Promise.race([closed, forced]);
+      clearInterval(sweeper);
       clearTimeout(timer);
     },
   };

@@ -2,23 +2,29 @@
  * How errors leave the gateway. Expected failures (AppError) become GraphQL errors with their public code;
  * errors GraphQL itself raises about the request (syntax, validation, variable coercion, limits) get
  * BAD_USER_INPUT; anything else is masked as INTERNAL_SERVER_ERROR, its details kept for the logs only.
+ *
+ * Errors are made with yoga's createGraphQLError, never `new GraphQLError` from our own import: graphql-ws and
+ * yoga check `instanceof GraphQLError` against the graphql they load, and a test runner may load a second copy.
  */
-import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import type { GraphQLError } from 'graphql';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { AppError, type ErrorCode } from './errors.js';
 
 export function graphQLError(code: ErrorCode, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code } });
+  return createGraphQLError(message, { extensions: { code } });
 }
 
-/** Codes that graphql-js, yoga and graphql-armor give to problems with the request itself. */
-const REQUEST_PROBLEMS = new Set([
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
+/** The codes of API.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
+const PUBLIC_CODES = new Set<string>([
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
   'BAD_USER_INPUT',
-  'BAD_REQUEST',
-  'REQUEST_ENTITY_TOO_LARGE',
-]);
+  'NOT_FOUND',
+  'CONFLICT',
+  'BUSY',
+  'MAINTENANCE',
+  'INTERNAL_SERVER_ERROR',
+] satisfies (ErrorCode | 'INTERNAL_SERVER_ERROR')[]);
 
 /** By name, as yoga does: `instanceof` fails when graphql is loaded twice (its ESM and CJS builds). */
 function isGraphQLError(value: unknown): value is GraphQLError {
@@ -27,23 +33,18 @@ function isGraphQLError(value: unknown): value is GraphQLError {
 
 /** yoga's error masking. Returning the same error means "expected"; yoga logs every error it gets back changed. */
 export function maskError(error: unknown, message: string): Error {
-  if (AppError.is(error)) return new GraphQLError(error.message, { extensions: error.extensions });
-  if (!isGraphQLError(error)) return new GraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  if (AppError.is(error)) return createGraphQLError(error.message, { extensions: error.extensions });
+  if (!isGraphQLError(error)) return createGraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   const original = error.originalError;
   if (AppError.is(original)) return error; // already carries the AppError's extensions
   if (isGraphQLError(original)) return maskError(original, message);
   if (original) {
-    return new GraphQLError(message, { nodes: error.nodes, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    return createGraphQLError(message, { nodes: error.nodes, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   }
-  const code = error.extensions?.code;
-  if (typeof code === 'string' && !REQUEST_PROBLEMS.has(code)) return error; // already one of ours
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
-  });
+  // Raised by graphql-js or yoga about the request itself (syntax, variables, operation name, body size):
+  // normalise the code in place, so that yoga keeps its HTTP status and does not log it as a failure.
+  if (!PUBLIC_CODES.has(String(error.extensions?.code))) (error.extensions as Record<string, unknown>).code = 'BAD_USER_INPUT';
+  return error;
 }
 
 /**

@@ -160,7 +160,7 @@ describe('WebSocket authentication', () => {
   it('stops an open socket at its next operation once its token is revoked', async () => {
     const { token } = await t.signUp();
     const closed = new Promise<number>((resolve) => {
-      const client = wsClient(t.wsUrl, token, { lazy: false }); // one socket for both operations
+      const client = wsClient(t.wsUrl, token, { lazy: false, onNonLazyError: () => undefined }); // one socket for both operations
       client.on('closed', (event) => resolve((event as { code: number }).code));
       void wsRequest(client, ME).then(async (first) => {
         expect(first.data).not.toEqual({ me: null });
