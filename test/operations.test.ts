@@ -65,14 +65,13 @@ describe('maintenance mode across two gateway processes on one Redis', () => {
 
     const on = await postGraphQL(a.url, 'mutation { setMaintenance(enabled: true) }', {}, adminToken);
     expect(on.data).toEqual({ setMaintenance: true });
-    const started = Date.now();
+    // Each instance re-reads the switch at most once a second; allow for a loaded machine.
     const refusedOnB = await eventually(
       async () => (await signUpOn(b, uniqueName('late'))).errors?.[0]?.extensions?.code === 'MAINTENANCE',
       3000,
       20,
     );
     expect(refusedOnB).toBe(true);
-    expect(Date.now() - started).toBeLessThan(3000);
 
     expect((await postGraphQL(b.url, '{ maintenance }')).data).toEqual({ maintenance: true });
     // Reads still work; signIn still works; signOut (a write) waits.
