@@ -3,14 +3,16 @@
  * API.md; the GraphQL layer (src/graphql-errors.ts) turns them into GraphQL errors with `extensions.code`.
  * This module knows nothing of GraphQL so that services can use it.
  */
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'BAD_USER_INPUT'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'BUSY'
-  | 'MAINTENANCE';
+export const ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'BUSY',
+  'MAINTENANCE',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 const BRAND = Symbol.for('redis-in-action-gateway.AppError');
 

@@ -8,23 +8,19 @@
  */
 import type { GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { AppError, type ErrorCode } from './errors.js';
+import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 
 export function graphQLError(code: ErrorCode, message: string): GraphQLError {
   return createGraphQLError(message, { extensions: { code } });
 }
 
 /** The codes of API.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
-const PUBLIC_CODES = new Set<string>([
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'BAD_USER_INPUT',
-  'NOT_FOUND',
-  'CONFLICT',
-  'BUSY',
-  'MAINTENANCE',
-  'INTERNAL_SERVER_ERROR',
-] satisfies (ErrorCode | 'INTERNAL_SERVER_ERROR')[]);
+const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR']);
+
+/** Relabels, in place, an error about the request itself, so yoga keeps its HTTP status and does not log it. */
+function markBadUserInput(error: GraphQLError): void {
+  (error.extensions as Record<string, unknown>).code = 'BAD_USER_INPUT';
+}
 
 /** By name, as yoga does: `instanceof` fails when graphql is loaded twice (its ESM and CJS builds). */
 function isGraphQLError(value: unknown): value is GraphQLError {
@@ -41,9 +37,8 @@ export function maskError(error: unknown, message: string): Error {
   if (original) {
     return createGraphQLError(message, { nodes: error.nodes, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   }
-  // Raised by graphql-js or yoga about the request itself (syntax, variables, operation name, body size):
-  // normalise the code in place, so that yoga keeps its HTTP status and does not log it as a failure.
-  if (!PUBLIC_CODES.has(String(error.extensions?.code))) (error.extensions as Record<string, unknown>).code = 'BAD_USER_INPUT';
+  // Raised by graphql-js or yoga about the request itself (syntax, variables, operation name, body size).
+  if (!PUBLIC_CODES.has(String(error.extensions?.code))) markBadUserInput(error);
   return error;
 }
 
@@ -57,7 +52,7 @@ export function useBadRequestCode(): Plugin {
     onValidate() {
       return ({ valid, result }) => {
         if (valid) return;
-        for (const error of result as readonly GraphQLError[]) (error.extensions as Record<string, unknown>).code = 'BAD_USER_INPUT';
+        for (const error of result as readonly GraphQLError[]) markBadUserInput(error);
       };
     },
   };

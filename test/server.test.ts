@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix } from './support/app.js';
 import { spawnGateway, startGateway, stopGateway } from './support/gateway-process.js';
 import { freePort, startRedisProcess } from './support/redis-servers.js';
@@ -102,71 +102,68 @@ function redisServersOn(dataDir: string): number[] {
 // The embedded Redis is the same whichever Redis the project tests against; run it once.
 describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server', () => {
   const embeddedEnv = (dataDir: string) => ({ DATA_DIR: dataDir });
+  const dataDirs: string[] = [];
+  const newDataDir = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-embedded-'));
+    dataDirs.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('persists users across a clean restart', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rig-embedded-'));
-    try {
-      const name = uniqueName('keep');
-      const first = await startGateway(embeddedEnv(dataDir));
-      expect((await postGraphQL(first.url, SIGN_UP, { u: name })).errors).toBeUndefined();
-      expect((await stopGateway(first)).code).toBe(0);
-      expect(redisServersOn(dataDir)).toEqual([]);
+    const dataDir = newDataDir();
+    const name = uniqueName('keep');
+    const first = await startGateway(embeddedEnv(dataDir));
+    expect((await postGraphQL(first.url, SIGN_UP, { u: name })).errors).toBeUndefined();
+    expect((await stopGateway(first)).code).toBe(0);
+    expect(redisServersOn(dataDir)).toEqual([]);
 
-      const second = await startGateway(embeddedEnv(dataDir));
-      expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
-      expect((await stopGateway(second)).code).toBe(0);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const second = await startGateway(embeddedEnv(dataDir));
+    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
+    expect((await stopGateway(second)).code).toBe(0);
   });
 
   it('after a SIGKILL of the gateway, starts again with one redis-server and every user', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rig-embedded-'));
-    try {
-      const name = uniqueName('kill');
-      const first = await startGateway(embeddedEnv(dataDir));
-      expect((await postGraphQL(first.url, SIGN_UP, { u: name })).errors).toBeUndefined();
-      await stopGateway(first, 'SIGKILL');
-      expect(redisServersOn(dataDir)).toHaveLength(1); // left behind by the killed gateway
+    const dataDir = newDataDir();
+    const name = uniqueName('kill');
+    const first = await startGateway(embeddedEnv(dataDir));
+    expect((await postGraphQL(first.url, SIGN_UP, { u: name })).errors).toBeUndefined();
+    await stopGateway(first, 'SIGKILL');
+    expect(redisServersOn(dataDir)).toHaveLength(1); // left behind by the killed gateway
 
-      const second = await startGateway(embeddedEnv(dataDir));
-      expect(redisServersOn(dataDir)).toHaveLength(1);
-      expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
+    const second = await startGateway(embeddedEnv(dataDir));
+    expect(redisServersOn(dataDir)).toHaveLength(1);
+    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
 
-      // A second gateway on the same data directory refuses to start rather than run a second server.
-      const intruder = spawnGateway(embeddedEnv(dataDir));
-      let stderr = '';
-      intruder.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-      const code = await new Promise<number | null>((r) => intruder.once('exit', r));
-      expect(code).toBe(1);
-      expect(stderr).toMatch(/in use by the gateway/);
-      expect(redisServersOn(dataDir)).toHaveLength(1);
+    // A second gateway on the same data directory refuses to start rather than run a second server.
+    const intruder = spawnGateway(embeddedEnv(dataDir));
+    let stderr = '';
+    intruder.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((r) => intruder.once('exit', r));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/in use by the gateway/);
+    expect(redisServersOn(dataDir)).toHaveLength(1);
 
-      expect((await stopGateway(second)).code).toBe(0);
-      expect(redisServersOn(dataDir)).toEqual([]);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    expect((await stopGateway(second)).code).toBe(0);
+    expect(redisServersOn(dataDir)).toEqual([]);
   });
 
   it.each([
     ['REDIS_SERVER_BIN names nothing', { REDIS_SERVER_BIN: '/nonexistent/redis-server' }],
     ['redis-server is not on PATH', { PATH: '/nonexistent' }],
   ])('fails to start in one line naming the install command when %s', async (_why, env) => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rig-embedded-'));
-    try {
-      const child = spawnGateway({ DATA_DIR: dataDir, ...env });
-      let stderr = '';
-      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-      const code = await new Promise<number | null>((r) => child.once('exit', r));
-      expect(code).toBe(1);
-      const lines = stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/apt-get install redis-server/);
-      expect(lines[0]).toMatch(/brew install redis/);
-      expect(lines[0]).toMatch(/REDIS_URL/);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const dataDir = newDataDir();
+    const child = spawnGateway({ DATA_DIR: dataDir, ...env });
+    let stderr = '';
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/apt-get install redis-server/);
+    expect(lines[0]).toMatch(/brew install redis/);
+    expect(lines[0]).toMatch(/REDIS_URL/);
   });
 });
