@@ -14,7 +14,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from './config.js';
-import { bearerToken, resolveViewer, type Context } from './context.js';
+import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
 import { graphQLError, maskError, useBadRequestCode } from './graphql-errors.js';
 import { requestScope, type Logger } from './logger.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
@@ -25,6 +25,11 @@ import { createServices, type Services } from './services/index.js';
 export const GRAPHQL_PATH = '/graphql';
 /** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */
 export const CLOSE_FORBIDDEN = 4403;
+/**
+ * Close code for a socket whose unsent data passed WS_SEND_BUFFER_BYTES ("Try Again Later"). graphql-ws clients
+ * retry it; their subscriptions then resume from the read positions kept in Redis.
+ */
+export const CLOSE_SLOW_CONSUMER = 1013;
 
 interface ServerContext {
   req: IncomingMessage;
@@ -79,9 +84,30 @@ async function pingWithin(redis: RedisClient, ms: number): Promise<boolean> {
   }
 }
 
+/**
+ * Confirms receipt over a socket with numbered pings: a pong carrying n means the client has read every frame
+ * sent before ping n. graphql-ws's own keep-alive pings carry no number and are ignored here.
+ */
+function receiptConfirmer(socket: WebSocket): () => Promise<void> {
+  let sent = 0;
+  let waiting: { n: number; resolve: () => void }[] = [];
+  socket.on('pong', (data: Buffer) => {
+    const n = Number(data.toString());
+    if (!Number.isInteger(n) || n <= 0) return;
+    waiting = waiting.filter((w) => (w.n <= n ? (w.resolve(), false) : true));
+  });
+  socket.once('close', () => (waiting = [])); // never resolved: the streams waiting on them stop with the socket
+  return () =>
+    new Promise<void>((resolve) => {
+      const n = ++sent;
+      waiting.push({ n, resolve });
+      socket.ping(String(n));
+    });
+}
+
 export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger }): App {
   const { config, redis, log } = deps;
-  const services = createServices(redis, config);
+  const services = createServices(redis, config, log);
 
   const yoga = createYoga<ServerContext, Context>({
     schema,
@@ -96,7 +122,14 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
       const token = bearerToken(authorization ?? request.headers.get('authorization'));
       const viewer = await resolveViewer(services, config.adminUsers, token);
-      return { viewer, token: viewer ? (token ?? null) : null, services, log: requestLog, requestId };
+      return {
+        viewer,
+        token: viewer ? (token ?? null) : null,
+        services,
+        log: requestLog,
+        requestId,
+        loaders: createLoaders(services, viewer),
+      };
     },
     plugins: [
       useBadRequestCode(),
@@ -128,7 +161,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
   });
 
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
-  type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string };
+  type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string; confirmReceipt?: () => Promise<void> };
   type EnvelopedArgs = ExecutionArgs & {
     rootValue: { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
   };
@@ -138,6 +171,13 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
   const ws = useServer<Record<string, unknown> | undefined, Extra>(
     {
       execute: (args) => (args as EnvelopedArgs).rootValue.execute(args) as never,
+      onNext: (ctx) => {
+        const { socket } = ctx.extra;
+        if (socket.bufferedAmount > config.websocket.sendBufferBytes) {
+          connectionLog(ctx).warn({ buffered: socket.bufferedAmount }, 'websocket closed: client reads too slowly');
+          socket.close(CLOSE_SLOW_CONSUMER, 'Try again later: the client reads too slowly');
+        }
+      },
       subscribe: (args) => (args as EnvelopedArgs).rootValue.subscribe(args) as never,
       onConnect: async (ctx) => {
         const token = bearerToken(ctx.connectionParams?.authorization);
@@ -148,6 +188,10 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       },
       onSubscribe: async (ctx, id, payload) => {
         const opLog = connectionLog(ctx).child({ operationId: id });
+        // graphql-ws has already registered this operation when onSubscribe runs.
+        if (Object.keys(ctx.subscriptions).length > config.websocket.maxSubscriptions) {
+          return [graphQLError('BUSY', `at most ${config.websocket.maxSubscriptions} operations per connection`)];
+        }
         const initialContext: ServerContext & { params: SubscribePayload } = {
           req: ctx.extra.request,
           requestId: opLog.bindings().requestId as string,
@@ -169,12 +213,20 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
         } catch (err) {
           return [maskError(err, 'Unexpected error.') as GraphQLError];
         }
-        const contextValue: Context = await enveloped.contextFactory();
+        let contextValue: Context;
+        try {
+          contextValue = await enveloped.contextFactory();
+        } catch (err) {
+          // Redis unreachable while resolving the token: an error for this operation, the socket stays open.
+          opLog.error({ err }, 'websocket operation context failed');
+          return [maskError(err, 'Unexpected error.') as GraphQLError];
+        }
         if (bearerToken(ctx.connectionParams?.authorization) && !contextValue.viewer) {
           // The token this socket was opened with has been revoked or has expired.
           ctx.extra.socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
           return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];
         }
+        contextValue.confirmReceipt = ctx.extra.confirmReceipt ??= receiptConfirmer(ctx.extra.socket);
         return {
           schema,
           operationName: payload.operationName,
@@ -194,6 +246,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     async close(timeoutMs = 8000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await ws.dispose(); // closes every socket with 1001 Going away
+      await services.close();
       // Connections whose in-flight request finishes become idle keep-alive connections: close them as they do.
       server.closeIdleConnections();
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);

@@ -37,6 +37,15 @@ const EnvSchema = z.object({
   MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
   MAX_QUERY_TOKENS: intFrom(10, 1_000_000).default(2000),
   SHUTDOWN_TIMEOUT_MS: intFrom(100, 60_000).default(8000),
+
+  CHAT_HISTORY: intFrom(0, 1_000_000).default(100),
+  CHAT_BACKLOG: intFrom(1, 10_000_000).default(10_000),
+  MAX_MESSAGE_LENGTH: intFrom(1, 1_000_000).default(4000),
+  MAX_CHAT_MEMBERS: intFrom(2, 100_000).default(1000),
+  POLL_INTERVAL_MS: intFrom(10, 60_000).default(100),
+  POLL_IDLE_MS: intFrom(10, 600_000).default(1000),
+  WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
+  WS_SEND_BUFFER_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
 });
 
 export type RedisTarget =
@@ -61,6 +70,21 @@ export interface Config {
     tokens: number;
   };
   shutdownTimeoutMs: number;
+  chats: {
+    /** Messages every member has read are deleted, except the most recent `history`. */
+    history: number;
+    /** At most this many unread messages wait for a member; older ones are dropped with a `gap` notification. */
+    backlog: number;
+    maxMessageLength: number;
+    maxMembers: number;
+  };
+  /** The subscription poller: `intervalMs` when a doorbell may have been missed, backing off to `idleMs`. */
+  poll: { intervalMs: number; idleMs: number };
+  websocket: {
+    maxSubscriptions: number;
+    /** Past this many bytes queued for a slow socket, it is closed with CLOSE_SLOW_CONSUMER. */
+    sendBufferBytes: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -76,6 +100,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) {
     throw new ConfigError('invalid environment: set REDIS_URL or REDIS_CLUSTER_NODES, not both');
+  }
+  if (e.CHAT_HISTORY > e.CHAT_BACKLOG) {
+    throw new ConfigError('invalid environment: CHAT_HISTORY must not exceed CHAT_BACKLOG');
+  }
+  if (e.POLL_INTERVAL_MS > e.POLL_IDLE_MS) {
+    throw new ConfigError('invalid environment: POLL_INTERVAL_MS must not exceed POLL_IDLE_MS');
   }
   const redis: RedisTarget = e.REDIS_URL
     ? { kind: 'url', url: e.REDIS_URL }
@@ -105,5 +135,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tokens: e.MAX_QUERY_TOKENS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    chats: {
+      history: e.CHAT_HISTORY,
+      backlog: e.CHAT_BACKLOG,
+      maxMessageLength: e.MAX_MESSAGE_LENGTH,
+      maxMembers: e.MAX_CHAT_MEMBERS,
+    },
+    poll: { intervalMs: e.POLL_INTERVAL_MS, idleMs: e.POLL_IDLE_MS },
+    websocket: { maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS, sendBufferBytes: e.WS_SEND_BUFFER_BYTES },
   };
 }

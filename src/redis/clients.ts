@@ -44,6 +44,23 @@ export function createRedisClient(endpoint: RedisEndpoint, log: Logger, name = '
       });
       break;
   }
+  observe(client, log, name);
+  defineScripts(client);
+  return client;
+}
+
+/**
+ * A connection for the doorbells (sharded pub/sub: SSUBSCRIBE, `smessage` events) to the same Redis as `client`.
+ * On a cluster it subscribes on each shard that owns a channel; ioredis re-subscribes after reconnecting.
+ */
+export function createSubscriber(client: RedisClient, log: Logger, name = 'doorbells'): RedisClient {
+  const subscriber =
+    client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate({ connectionName: name });
+  observe(subscriber, log, name);
+  return subscriber;
+}
+
+function observe(client: RedisClient, log: Logger, name: string): void {
   let lastError = '';
   client.on('error', (err: Error) => {
     // ioredis emits the same connection error on every retry; log each distinct one once.
@@ -54,8 +71,6 @@ export function createRedisClient(endpoint: RedisEndpoint, log: Logger, name = '
     if (lastError) log.info({ client: name }, 'redis connection restored');
     lastError = '';
   });
-  defineScripts(client);
-  return client;
 }
 
 export function isReady(client: RedisClient): boolean {

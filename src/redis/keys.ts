@@ -18,5 +18,48 @@ export function createKeys(prefix: string) {
     maintenance: () => k('ops:{config}:maintenance'),
     /** string: JSON configuration of one component (the book's config:<type>:<component>) */
     config: (type: string, component: string) => k(`ops:{config}:${type}:${component}`),
+
+    /** string counter: the last chat id handed out */
+    chatIds: () => k('ids:{chat}'),
+    /** the keys of one chat, all on the chat's slot */
+    chat: (id: string) => {
+      const c = (s: string) => k(`chat:{${id}}:${s}`);
+      return {
+        /** hash: public (0/1), createdAt, createdBy, lastAt (ms of the last message, or of creation) */
+        meta: c('meta'),
+        /** string counter: the last message id */
+        seq: c('seq'),
+        /** string counter bumped by every change (message, join, leave): what subscription pollers watch */
+        version: c('ver'),
+        /** sorted set: member → read position (the last message id they have read) */
+        members: c('members'),
+        /** sorted set, every score 0: member names, for ZRANGEBYLEX autocomplete */
+        names: c('names'),
+        /** sorted set: message id → JSON {id, sender, text, sentAt} */
+        messages: c('msgs'),
+        /** hash: member → "from:to:claimedUntil", gap notifications not yet delivered (an outbox) */
+        gaps: c('gaps'),
+        /** sharded pub/sub channel: the doorbell rung with the version key when it moves */
+        bell: c('bell'),
+      };
+    },
+    /** the keys of one user's own mailboxes and indexes, all on the user's slot */
+    user: (username: string) => {
+      const u = (s: string) => k(`user:{${username}}:${s}`);
+      return {
+        /** sorted set: chat id → ms joined; an index of memberships, verified against each chat */
+        chats: u('chats'),
+        /** string counter bumped when `chats` changes: what all-chats subscriptions watch */
+        chatsVersion: u('chats:ver'),
+        /** list: recent contacts, newest first, at most CONTACTS_MAX */
+        contacts: u('contacts'),
+        /** sorted set: notification id → JSON {id, kind, text, data, createdAt} (the single-recipient mailbox) */
+        inbox: u('inbox'),
+        /** string counter: the last notification id */
+        inboxSeq: u('inbox:seq'),
+        /** sharded pub/sub channel: the doorbell rung with `chatsVersion` or `inboxSeq` when they move */
+        bell: u('bell'),
+      };
+    },
   };
 }

@@ -8,11 +8,33 @@ import type { Cluster, Redis, Result } from 'ioredis';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     userCreate(profileKey: string, username: string, passwordHash: string, createdAt: number): Result<0 | 1, Context>;
+    chatCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    chatSend(...keysThenArgs: (string | number)[]): Result<(number | string)[], Context>;
+    chatGapDone(gapsKey: string, member: string, from: number, to: number): Result<0 | 1, Context>;
+    chatJoin(...keysThenArgs: (string | number)[]): Result<number[], Context>;
+    chatLeave(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    chatMarkRead(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    chatRead(...keysThenArgs: (string | number)[]): Result<[number, ...string[]] | [number], Context>;
+    chatState(meta: string, seq: string, members: string, viewer: string): Result<number[], Context>;
+    userChats(chats: string, version: string, op: 'add' | 'remove', chatId: string, bell: string): Result<0 | 1, Context>;
+    contactsTouch(contacts: string, cap: number, ...names: string[]): Result<number, Context>;
+    notify(inbox: string, inboxSeq: string, kind: string, text: string, data: string, cap: number, bell: string): Result<number, Context>;
   }
 }
 
 const SCRIPTS = {
   userCreate: { file: 'user-create.lua', numberOfKeys: 1 },
+  chatCreate: { file: 'chat-create.lua', numberOfKeys: 6 },
+  chatSend: { file: 'chat-send.lua', numberOfKeys: 6 },
+  chatGapDone: { file: 'chat-gap-done.lua', numberOfKeys: 1 },
+  chatJoin: { file: 'chat-join.lua', numberOfKeys: 5 },
+  chatLeave: { file: 'chat-leave.lua', numberOfKeys: 7 },
+  chatMarkRead: { file: 'chat-mark-read.lua', numberOfKeys: 4 },
+  chatRead: { file: 'chat-read.lua', numberOfKeys: 3 },
+  chatState: { file: 'chat-state.lua', numberOfKeys: 3 },
+  userChats: { file: 'user-chats.lua', numberOfKeys: 2 },
+  contactsTouch: { file: 'contacts-touch.lua', numberOfKeys: 1 },
+  notify: { file: 'notify.lua', numberOfKeys: 2 },
 } as const satisfies Record<string, { file: string; numberOfKeys: number }>;
 
 const sources = Object.fromEntries(

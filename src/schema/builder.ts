@@ -17,3 +17,4 @@ builder.addScalarType('JSON', JSONResolver);
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

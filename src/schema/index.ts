@@ -2,5 +2,6 @@
 import { builder } from './builder.js';
 import './users.js';
 import './operations.js';
+import './chats.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

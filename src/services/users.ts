@@ -10,6 +10,7 @@ import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../redis/keys.js';
 import { badInput, conflict, unauthenticated } from '../errors.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import { checkPage } from './paging.js';
 import type { SessionService } from './sessions.js';
 
 export interface User {
@@ -73,14 +74,18 @@ export class UserService {
 
   /** Usernames starting with `prefix` (case-insensitive), in order; at most `first`. */
   async search(prefix: string, first: number): Promise<User[]> {
-    if (!Number.isInteger(first) || first < 0 || first > DIRECTORY_PAGE_MAX) {
-      throw badInput('first', `must be between 0 and ${DIRECTORY_PAGE_MAX}`);
-    }
+    checkPage('first', first, DIRECTORY_PAGE_MAX);
     const p = prefix.toLowerCase();
     // A prefix with a character no username can contain matches nobody.
     if (first === 0 || !/^[a-z0-9_.-]{0,32}$/.test(p)) return [];
     // \x7f sorts after every character a username may contain.
     const names = await this.redis.zrangebylex(this.keys.userDirectory(), `[${p}`, `[${p}\x7f`, 'LIMIT', 0, first);
     return names.map((username) => ({ username }));
+  }
+
+  /** The usernames among `usernames` that belong to no user. */
+  async unknown(usernames: readonly string[]): Promise<string[]> {
+    const exists = await Promise.all(usernames.map((u) => this.redis.exists(this.keys.userProfile(u))));
+    return usernames.filter((_, i) => exists[i] === 0);
   }
 }

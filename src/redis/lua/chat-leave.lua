@@ -1,0 +1,35 @@
+-- chat-leave: remove a member; the last member leaving deletes the chat, its messages and counters.
+-- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] version  KEYS[4] members  KEYS[5] names  KEYS[6] messages  KEYS[7] gaps
+-- ARGV[1] member  ARGV[2] history  ARGV[3] doorbell channel  ARGV[4] removed by ('' when leaving)
+-- Returns -1 no such chat, -2 not a member (the leaver, or the remover), -3 the remover is not the chat's
+-- creator, -4 the member to remove is not a member (nothing written); 1 left, 2 left and the chat was deleted.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return -1
+end
+if ARGV[4] ~= '' then
+  if not redis.call('ZSCORE', KEYS[4], ARGV[4]) then
+    return -2
+  end
+  if redis.call('HGET', KEYS[1], 'createdBy') ~= ARGV[4] then
+    return -3
+  end
+end
+if redis.call('ZREM', KEYS[4], ARGV[1]) == 0 then
+  return (ARGV[4] ~= '') and -4 or -2
+end
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[7], ARGV[1])
+local status = 1
+if redis.call('ZCARD', KEYS[4]) == 0 then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[6], KEYS[7])
+  status = 2
+else
+  local lowest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+  local cut = math.min(tonumber(lowest[2]), tonumber(redis.call('GET', KEYS[2])) - tonumber(ARGV[2]))
+  if cut > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', cut)
+  end
+  redis.call('INCR', KEYS[3])
+end
+redis.call('SPUBLISH', ARGV[3], KEYS[3])
+return status

@@ -1,0 +1,63 @@
+-- chat-send: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
+-- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] version  KEYS[4] members  KEYS[5] messages  KEYS[6] gaps
+-- ARGV[1] sender  ARGV[2] text  ARGV[3] backlog  ARGV[4] history  ARGV[5] doorbell channel
+-- Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
+-- a member who stays away gets one gap notice per tenth of the backlog, not one per message); what they lost is
+-- merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
+-- deleted, except the most recent `history`.
+-- Returns {-1} when the chat does not exist, {-2} when the sender is not a member (nothing is written), else
+-- {id, sentAt, user1, from1, to1, ...}: the new message and the gap entries this call claimed for delivery (an
+-- entry is claimed for 30 s; the caller delivers it and then runs chat-gap-done).
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return { -1 }
+end
+if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then
+  return { -2 }
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local id = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[5], id, cjson.encode({ id = id, sender = ARGV[1], text = ARGV[2], sentAt = now }))
+redis.call('HSET', KEYS[1], 'lastAt', now)
+
+local backlog = tonumber(ARGV[3])
+local floor = id - backlog
+if floor > 0 then
+  local moveTo = floor + math.floor(backlog / 10)
+  local lagging = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. floor, 'WITHSCORES')
+  for i = 1, #lagging, 2 do
+    local user, read = lagging[i], tonumber(lagging[i + 1])
+    local entry = redis.call('HGET', KEYS[6], user)
+    local from, claimed = read + 1, 0
+    if entry then
+      local f, _, c = string.match(entry, '^(%d+):(%d+):(%d+)$')
+      from, claimed = tonumber(f), tonumber(c)
+    end
+    redis.call('HSET', KEYS[6], user, from .. ':' .. moveTo .. ':' .. claimed)
+    redis.call('ZADD', KEYS[4], moveTo, user)
+  end
+end
+
+local lowest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+local cut = math.min(tonumber(lowest[2]), id - tonumber(ARGV[4]))
+if cut > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', cut)
+end
+
+local result = { id, now }
+if redis.call('HLEN', KEYS[6]) > 0 then
+  local entries = redis.call('HGETALL', KEYS[6])
+  for i = 1, #entries, 2 do
+    local from, to, claimed = string.match(entries[i + 1], '^(%d+):(%d+):(%d+)$')
+    if tonumber(claimed) <= now then
+      redis.call('HSET', KEYS[6], entries[i], from .. ':' .. to .. ':' .. (now + 30000))
+      table.insert(result, entries[i])
+      table.insert(result, tonumber(from))
+      table.insert(result, tonumber(to))
+    end
+  end
+end
+
+redis.call('INCR', KEYS[3])
+redis.call('SPUBLISH', ARGV[5], KEYS[3])
+return result

@@ -1,0 +1,288 @@
+/**
+ * Group chats on pull mailboxes (the book's chapter 6 multi-recipient messaging, without its defects).
+ *
+ * A chat's keys share its hash tag and each write is one Lua script over them (src/redis/lua/chat-*.lua): the
+ * members and their read positions, the messages, the sequence, the doorbell. The chat is the truth about who
+ * is a member and what they have read. Each user also has an index of their chats on their own slot; steps
+ * that span both slots are ordered so that a crash between them repeats work and never loses it:
+ * - joining writes the user's index first, then the chat; an index entry whose chat does not list the user is
+ *   ignored by every reader (and undone at once when the chat step refuses);
+ * - leaving writes the chat first, then the index;
+ * - a gap notification waits in the chat's outbox until it is delivered to the user's mailbox, and is removed
+ *   only after (a crash in between delivers it again after 30 s).
+ */
+import { badInput, forbidden, notFound } from '../errors.js';
+import type { RedisClient } from '../redis/clients.js';
+import type { Keys } from '../redis/keys.js';
+import type { ContactService } from './contacts.js';
+import type { NotificationService } from './notifications.js';
+import { checkPage } from './paging.js';
+import { normalizeUsername, type UserService } from './users.js';
+
+export interface Message {
+  id: number;
+  chatId: string;
+  sender: string;
+  text: string;
+  sentAt: Date;
+}
+
+export interface ChatState {
+  id: string;
+  isPublic: boolean;
+  createdAt: Date;
+  lastActivityAt: Date;
+  lastMessageId: number;
+  memberCount: number;
+  /** The viewer's read position; null when the viewer is not a member. */
+  readUpTo: number | null;
+}
+
+export interface ChatLimits {
+  history: number;
+  backlog: number;
+  maxMessageLength: number;
+  maxMembers: number;
+}
+
+export const MESSAGES_PAGE_MAX = 500;
+export const MEMBERS_PAGE_MAX = 1000;
+const CHAT_ID = /^[1-9][0-9]{0,15}$/;
+
+/** Validates a chat id argument (a positive integer, as a string). */
+export function parseChatId(raw: string, argument = 'chatId'): string {
+  if (!CHAT_ID.test(raw)) throw badInput(argument, 'must be a chat id (a positive integer)');
+  return raw;
+}
+
+/** The error for a chat script's refusal status (-1 no such chat, -2 not a member). */
+function refusal(code: number, chatId: string): Error {
+  switch (code) {
+    case -1:
+      return notFound(`chat ${chatId}`);
+    case -2:
+      return forbidden(`you are not a member of chat ${chatId}`);
+    default:
+      return new Error(`unexpected chat script status ${code}`);
+  }
+}
+
+function parseMessage(chatId: string, json: string): Message {
+  const raw = JSON.parse(json) as { id: number; sender: string; text: string; sentAt: number };
+  return { id: raw.id, chatId, sender: raw.sender, text: raw.text, sentAt: new Date(raw.sentAt) };
+}
+
+export class ChatService {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly limits: ChatLimits,
+    private readonly users: UserService,
+    private readonly contacts: ContactService,
+    private readonly notifications: NotificationService,
+  ) {}
+
+  /** Creates a chat of `creator` and `members`, with an optional first message. Returns its id. */
+  async create(creator: string, rawMembers: readonly string[], text: string | null, isPublic: boolean): Promise<string> {
+    const members = [...new Set(rawMembers.map((m) => normalizeUsername(m, 'members')))].filter((m) => m !== creator);
+    if (members.length + 1 > this.limits.maxMembers) {
+      throw badInput('members', `a chat has at most ${this.limits.maxMembers} members`);
+    }
+    if (text !== null) this.checkText(text, 'message');
+    const unknown = await this.users.unknown(members);
+    if (unknown.length > 0) throw notFound(`user "${unknown[0]}"`);
+
+    const id = String(await this.redis.incr(this.keys.chatIds()));
+    await Promise.all([creator, ...members].map((m) => this.index(m, 'add', id)));
+    const c = this.keys.chat(id);
+    const created = await this.redis.chatCreate(
+      c.meta, c.seq, c.version, c.members, c.names, c.messages,
+      creator, isPublic ? 1 : 0, text ?? '', ...members,
+    );
+    if (created < 0) throw new Error(`chat id ${id} was already taken`);
+    await Promise.all([
+      this.contacts.touch(creator, members),
+      ...members.map((m) => this.notifications.notify(m, 'added', `${creator} added you to chat ${id}`, { chatId: id, by: creator })),
+    ]);
+    return id;
+  }
+
+  /** `by` (a member) adds `rawUser` at the chat's current last message. */
+  async addMember(chatId: string, by: string, rawUser: string): Promise<void> {
+    const user = normalizeUsername(rawUser);
+    await this.requireMember(chatId, by);
+    if ((await this.users.unknown([user])).length > 0) throw notFound(`user "${user}"`);
+    if (await this.enter(chatId, user, by)) {
+      await Promise.all([
+        this.contacts.touch(by, [user]),
+        this.notifications.notify(user, 'added', `${by} added you to chat ${chatId}`, { chatId, by }),
+      ]);
+    }
+  }
+
+  /** `user` joins a public chat at its current last message (also when it has no message yet). */
+  async join(chatId: string, user: string): Promise<void> {
+    const isPublic = await this.redis.hget(this.keys.chat(chatId).meta, 'public');
+    if (isPublic === null) throw notFound(`chat ${chatId}`);
+    if (isPublic !== '1') throw forbidden(`chat ${chatId} is not public; a member must add you`);
+    await this.enter(chatId, user, '');
+  }
+
+  /** Leaves a chat; the last member leaving deletes it. */
+  async leave(chatId: string, user: string): Promise<void> {
+    const c = this.keys.chat(chatId);
+    const status = await this.redis.chatLeave(
+      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps,
+      user, this.limits.history, c.bell, '',
+    );
+    if (status < 0) throw refusal(status, chatId);
+    await this.index(user, 'remove', chatId);
+  }
+
+  /** The chat's creator removes a member. */
+  async removeMember(chatId: string, by: string, rawUser: string): Promise<void> {
+    const user = normalizeUsername(rawUser);
+    const c = this.keys.chat(chatId);
+    const status = await this.redis.chatLeave(
+      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps,
+      user, this.limits.history, c.bell, by,
+    );
+    if (status === -3) throw forbidden(`only the creator of chat ${chatId} removes members`);
+    if (status === -4) throw notFound(`member "${user}" of chat ${chatId}`);
+    if (status < 0) throw refusal(status, chatId);
+    await this.index(user, 'remove', chatId);
+    await this.notifications.notify(user, 'removed', `${by} removed you from chat ${chatId}`, { chatId, by });
+  }
+
+  async send(chatId: string, sender: string, text: string): Promise<Message> {
+    this.checkText(text, 'text');
+    const c = this.keys.chat(chatId);
+    const [reply, recipients] = await Promise.all([
+      this.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, sender, text, this.limits.backlog, this.limits.history, c.bell),
+      this.redis.zrange(c.names, '0', '100'),
+    ]);
+    const [id, sentAt, ...gaps] = reply as number[];
+    if (id! < 0) throw refusal(id!, chatId);
+    await Promise.all([this.contacts.touch(sender, recipients), this.deliverGaps(chatId, gaps as (string | number)[])]);
+    return { id: id!, chatId, sender, text, sentAt: new Date(sentAt!) };
+  }
+
+  /** Moves `user`'s read position up to `upTo` (never backwards); returns the position. */
+  async markRead(chatId: string, user: string, upTo: number): Promise<number> {
+    if (!Number.isSafeInteger(upTo) || upTo < 0) throw badInput('upTo', 'must be a message id (an integer ≥ 0)');
+    const c = this.keys.chat(chatId);
+    const position = await this.redis.chatMarkRead(c.meta, c.seq, c.members, c.messages, user, upTo, this.limits.history);
+    if (position < 0) throw refusal(position, chatId);
+    return position;
+  }
+
+  /**
+   * `user`'s read position and up to `first` retained messages with an id above `after` (above the read position
+   * when `after` is null), in one atomic read. Refuses non-members.
+   */
+  async read(chatId: string, user: string, after: number | null, first: number): Promise<{ readUpTo: number; messages: Message[] }> {
+    if (after !== null && (!Number.isSafeInteger(after) || after < 0)) throw badInput('after', 'must be a message id (an integer ≥ 0)');
+    checkPage('first', first, MESSAGES_PAGE_MAX);
+    const c = this.keys.chat(chatId);
+    const [status, ...rows] = await this.redis.chatRead(c.meta, c.members, c.messages, user, after ?? -1, first);
+    if (status < 0) throw refusal(status, chatId);
+    return { readUpTo: status, messages: rows.map((json) => parseMessage(chatId, json)) };
+  }
+
+  /** The state of each chat as `viewer` sees it (null for a chat that does not exist), one script per chat. */
+  async states(chatIds: readonly string[], viewer: string): Promise<(ChatState | null)[]> {
+    return Promise.all(
+      chatIds.map(async (id) => {
+        const c = this.keys.chat(id);
+        const s = await this.redis.chatState(c.meta, c.seq, c.members, viewer);
+        if (s.length === 0) return null;
+        const [isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo] = s as [number, number, number, number, number, number];
+        return {
+          id,
+          isPublic: isPublic === 1,
+          createdAt: new Date(createdAt),
+          lastActivityAt: new Date(lastAt),
+          lastMessageId,
+          memberCount,
+          readUpTo: readUpTo < 0 ? null : readUpTo,
+        };
+      }),
+    );
+  }
+
+  /** Throws NOT_FOUND or FORBIDDEN unless `user` is a member of the chat. */
+  async requireMember(chatId: string, user: string): Promise<ChatState> {
+    const [state] = await this.states([chatId], user);
+    if (!state) throw notFound(`chat ${chatId}`);
+    if (state.readUpTo === null) throw forbidden(`you are not a member of chat ${chatId}`);
+    return state;
+  }
+
+  /** Members whose name starts with `prefix` (case-insensitive), sorted, at most `first`. */
+  async members(chatId: string, prefix: string, first: number): Promise<string[]> {
+    checkPage('first', first, MEMBERS_PAGE_MAX);
+    const p = prefix.toLowerCase();
+    if (first === 0 || !/^[a-z0-9_.-]{0,32}$/.test(p)) return [];
+    return this.redis.zrangebylex(this.keys.chat(chatId).names, `[${p}`, `[${p}\x7f`, 'LIMIT', 0, first);
+  }
+
+  /** The chats in `user`'s index (possibly including ones a crash left half-joined: check with states()). */
+  chatIdsOf(user: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.user(user).chats, '0', '-1');
+  }
+
+  /** What a live subscription of one chat watches: its version key and doorbell. */
+  head(chatId: string): { key: string; channel: string } {
+    const c = this.keys.chat(chatId);
+    return { key: c.version, channel: c.bell };
+  }
+
+  /** What an all-chats subscription watches to follow joins and leaves: the user's index version. */
+  indexHead(user: string): { key: string; channel: string } {
+    const u = this.keys.user(user);
+    return { key: u.chatsVersion, channel: u.bell };
+  }
+
+  private checkText(text: string, argument: string): void {
+    if (text.trim().length === 0) throw badInput(argument, 'must not be empty');
+    if (text.length > this.limits.maxMessageLength) {
+      throw badInput(argument, `must be at most ${this.limits.maxMessageLength} characters`);
+    }
+  }
+
+  private index(user: string, op: 'add' | 'remove', chatId: string): Promise<0 | 1> {
+    const u = this.keys.user(user);
+    return this.redis.userChats(u.chats, u.chatsVersion, op, chatId, u.bell);
+  }
+
+  /** Index first, then the chat; undoes the index entry it wrote if the chat refuses. Returns whether added. */
+  private async enter(chatId: string, user: string, by: string): Promise<boolean> {
+    const indexed = await this.index(user, 'add', chatId);
+    const c = this.keys.chat(chatId);
+    const [status] = await this.redis.chatJoin(c.meta, c.seq, c.version, c.members, c.names, user, by, c.bell, this.limits.maxMembers);
+    if (status! >= 0) return status === 1;
+    if (indexed === 1) await this.index(user, 'remove', chatId);
+    if (status === -3) throw forbidden(`chat ${chatId} is not public; a member must add you`);
+    if (status === -4) throw badInput('chatId', `chat ${chatId} is full (${this.limits.maxMembers} members)`);
+    throw refusal(status!, chatId);
+  }
+
+  /** Delivers claimed gap entries ([user, from, to]...) to the users' mailboxes, then clears them from the outbox. */
+  private async deliverGaps(chatId: string, entries: (string | number)[]): Promise<void> {
+    const gaps = this.keys.chat(chatId).gaps;
+    const deliveries: Promise<unknown>[] = [];
+    for (let i = 0; i + 2 < entries.length; i += 3) {
+      const [user, from, to] = [String(entries[i]), Number(entries[i + 1]), Number(entries[i + 2])];
+      deliveries.push(
+        this.notifications
+          .notify(user, 'gap', `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`, {
+            chatId,
+            from,
+            to,
+          })
+          .then(() => this.redis.chatGapDone(gaps, user, from, to)),
+      );
+    }
+    await Promise.all(deliveries);
+  }
+}

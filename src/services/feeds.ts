@@ -1,0 +1,194 @@
+/**
+ * Live feeds behind the subscriptions: streams that first deliver what waits in a mailbox above the reader's
+ * position, then what arrives, woken by the process's MailboxPoller. Each stream reads from its own cursor, so
+ * it delivers per chat in id order and never the same message twice; a stream that reconnects starts again
+ * from the read position kept in Redis, so nothing unread is lost.
+ *
+ * Streams are Repeaters: the consumer (graphql-ws, SSE) pulls, and `await push()` resolves only when it has
+ * taken the value, so a stream never reads ahead of a slow socket. When the consumer stops, the stream stops
+ * at once (even while waiting for a wake-up) and unwatches its keys.
+ */
+import { Repeater } from '@repeaterjs/repeater';
+import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
+import type { ChatService, Message } from './chats.js';
+import type { MailboxPoller } from './mailbox-poller.js';
+import type { Notification, NotificationService } from './notifications.js';
+
+/** Messages fetched per read; a stream with more waiting reads again at once. */
+export const FEED_BATCH = 100;
+/** After a failed read (Redis away), a stream waits this long and reads again. */
+const RETRY_MS = 1000;
+
+/** Marks of what changed, and a promise that resolves when something does. */
+class Wakeup<T> {
+  private marks = new Set<T>();
+  private resolve: (() => void) | undefined;
+
+  mark(item: T): void {
+    this.marks.add(item);
+    this.resolve?.();
+    this.resolve = undefined;
+  }
+
+  /** Waits until something is marked (or `stopped` resolves), then takes the marks. */
+  async take(stopped: Promise<unknown>): Promise<Set<T>> {
+    if (this.marks.size === 0) await Promise.race([new Promise<void>((r) => (this.resolve = r)), stopped]);
+    const marks = this.marks;
+    this.marks = new Set();
+    return marks;
+  }
+}
+
+const delay = (ms: number, stopped: Promise<unknown>) =>
+  Promise.race([new Promise<void>((r) => setTimeout(r, ms).unref()), stopped]);
+
+/** The user's chat index changed (an all-chats stream re-reads it). */
+const INDEX = Symbol('index');
+
+export class FeedService {
+  constructor(
+    private readonly chats: ChatService,
+    private readonly notifications: NotificationService,
+    private readonly poller: MailboxPoller,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Messages of one chat (`chatId`), or of all the viewer's chats (null), above the viewer's read position and
+   * then as they arrive. With `markRead`, each batch is marked read once the consumer has taken it. A stream of
+   * one chat ends with a FORBIDDEN item when the viewer stops being a member; an all-chats stream follows the
+   * viewer's joins and leaves. Check membership before calling (the stream assumes a start as a member).
+   * `confirmReceipt`, when the transport has one, tells when the client has received what was sent; `markRead`
+   * then marks only what the client confirmed (without it, what was handed to the transport).
+   */
+  messages(
+    viewer: string,
+    chatId: string | null,
+    markRead: boolean,
+    confirmReceipt?: () => Promise<void>,
+  ): Repeater<Message | AppError> {
+    return new Repeater<Message | AppError>(async (push, stop) => {
+      const wakeup = new Wakeup<string | typeof INDEX>();
+      const followed = new Map<string, { cursor: number | null; unwatch: () => void }>();
+      let unwatchIndex: (() => void) | undefined;
+      let stopped = false;
+      void stop.then(() => (stopped = true));
+
+      const follow = (id: string) => {
+        if (followed.has(id)) return;
+        const head = this.chats.head(id);
+        followed.set(id, { cursor: null, unwatch: this.poller.watch(head.key, head.channel, () => wakeup.mark(id)) });
+        wakeup.mark(id);
+      };
+      const unfollow = (id: string) => {
+        followed.get(id)?.unwatch();
+        followed.delete(id);
+      };
+
+      /** Delivers what waits in one chat above the stream's cursor. Returns false when the stream must end. */
+      const drain = async (id: string): Promise<boolean> => {
+        for (;;) {
+          const state = followed.get(id);
+          if (!state) return true;
+          let batch: { readUpTo: number; messages: Message[] };
+          try {
+            batch = await this.chats.read(id, viewer, state.cursor, FEED_BATCH);
+          } catch (err) {
+            if (!AppError.is(err) || (err.code !== 'FORBIDDEN' && err.code !== 'NOT_FOUND')) throw err;
+            unfollow(id);
+            if (chatId === null) return true;
+            await push(new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`));
+            return false;
+          }
+          // Another device may have marked more read, or the backlog bound moved the position: skip ahead.
+          state.cursor = Math.max(state.cursor ?? 0, batch.readUpTo);
+          let delivered = 0;
+          for (const message of batch.messages) {
+            if (message.id <= state.cursor) continue;
+            await push(message);
+            if (!followed.has(id) || stopped) return !stopped;
+            state.cursor = message.id;
+            delivered = message.id;
+          }
+          if (markRead && delivered > 0) {
+            if (confirmReceipt) await Promise.race([confirmReceipt(), stop]);
+            if (stopped) return false;
+            await this.chats.markRead(id, viewer, delivered);
+          }
+          if (batch.messages.length < FEED_BATCH) return true;
+        }
+      };
+
+      if (chatId !== null) follow(chatId);
+      else {
+        const head = this.chats.indexHead(viewer);
+        unwatchIndex = this.poller.watch(head.key, head.channel, () => wakeup.mark(INDEX));
+        wakeup.mark(INDEX);
+      }
+
+      try {
+        while (!stopped) {
+          const marks = await wakeup.take(stop);
+          try {
+            if (marks.has(INDEX)) {
+              const ids = new Set(await this.chats.chatIdsOf(viewer));
+              for (const id of ids) follow(id);
+              for (const id of followed.keys()) if (!ids.has(id)) unfollow(id);
+            }
+            for (const id of marks) {
+              if (stopped) break;
+              if (id !== INDEX && !(await drain(id))) {
+                stop();
+                break;
+              }
+            }
+          } catch (err) {
+            // Redis unreachable or failing: keep the stream, read everything again once it answers.
+            this.log.warn({ err: err instanceof Error ? err.message : String(err), viewer }, 'message feed read failed; retrying');
+            for (const id of marks) wakeup.mark(id);
+            await delay(RETRY_MS, stop);
+          }
+        }
+      } finally {
+        unwatchIndex?.();
+        for (const id of [...followed.keys()]) unfollow(id);
+      }
+    });
+  }
+
+  /** The viewer's unacknowledged notifications, oldest first, then new ones as they arrive. */
+  notificationStream(viewer: string): Repeater<Notification> {
+    return new Repeater<Notification>(async (push, stop) => {
+      const wakeup = new Wakeup<true>();
+      const head = this.notifications.head(viewer);
+      const unwatch = this.poller.watch(head.key, head.channel, () => wakeup.mark(true));
+      let stopped = false;
+      void stop.then(() => (stopped = true));
+      let cursor = 0;
+      wakeup.mark(true);
+      try {
+        while (!stopped) {
+          await wakeup.take(stop);
+          try {
+            for (;;) {
+              const batch = await this.notifications.list(viewer, cursor, FEED_BATCH);
+              for (const n of batch) {
+                await push(n);
+                if (stopped) return;
+                cursor = n.id;
+              }
+              if (batch.length < FEED_BATCH) break;
+            }
+          } catch (err) {
+            this.log.warn({ err: err instanceof Error ? err.message : String(err), viewer }, 'notification feed read failed; retrying');
+            wakeup.mark(true);
+            await delay(RETRY_MS, stop);
+          }
+        }
+      } finally {
+        unwatch();
+      }
+    });
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * One poller per process for every live subscription here (DESIGN.md, "Subscriptions"). Subscriptions watch
+ * head keys: string counters that move whenever their mailbox changes (a chat's version, a user's inbox
+ * sequence). Each tick reads the heads of the watched keys in one pipelined round trip per node and wakes the
+ * listeners of the keys that moved; the listeners then fetch from their own read positions.
+ *
+ * Pub/sub is only a doorbell: the scripts that move a head also SPUBLISH the key's name on the mailbox's
+ * sharded channel, and a ring makes the poller read that key at once. A lost ring costs at most one tick.
+ * Full ticks back off from `intervalMs` to `idleMs` while they find nothing the doorbells did not announce;
+ * a full tick that finds an unannounced move, or a doorbell connection that is down, resets the interval.
+ */
+import type { Logger } from 'pino';
+import { isReady, type RedisClient } from '../redis/clients.js';
+
+type Listener = () => void;
+
+interface Watched {
+  channel: string;
+  /** The head as last read; undefined until the first read. */
+  head: string | null | undefined;
+  listeners: Set<Listener>;
+}
+
+export interface PollerOptions {
+  intervalMs: number;
+  idleMs: number;
+}
+
+export class MailboxPoller {
+  private readonly watched = new Map<string, Watched>();
+  private readonly channels = new Map<string, number>();
+  private readonly rung = new Set<string>();
+  private interval: number;
+  private timer: NodeJS.Timeout | undefined;
+  private ringScheduled = false;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private lastError = '';
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly subscriber: RedisClient,
+    private readonly options: PollerOptions,
+    private readonly log: Logger,
+  ) {
+    this.interval = options.intervalMs;
+    subscriber.on('smessage', (_channel: string, key: string) => this.ring(key));
+  }
+
+  /**
+   * Calls `listener` whenever `key` moves, and after the key's first read (a watcher reads its mailbox once
+   * when it starts; a move between that read and the poller's first one must still wake it).
+   * Returns the function that unwatches.
+   */
+  watch(key: string, channel: string, listener: Listener): () => void {
+    let entry = this.watched.get(key);
+    if (!entry) {
+      entry = { channel, head: undefined, listeners: new Set() };
+      this.watched.set(key, entry);
+      this.subscribe(channel);
+    }
+    entry.listeners.add(listener);
+    if (entry.head === undefined) this.ring(key);
+    this.schedule();
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      entry.listeners.delete(listener);
+      if (entry.listeners.size === 0 && this.watched.get(key) === entry) {
+        this.watched.delete(key);
+        this.unsubscribe(entry.channel);
+      }
+    };
+  }
+
+  /** How many head keys and doorbell channels are watched (for logs and tests). */
+  get size(): { keys: number; channels: number } {
+    return { keys: this.watched.size, channels: this.channels.size };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private subscribe(channel: string): void {
+    const count = this.channels.get(channel) ?? 0;
+    this.channels.set(channel, count + 1);
+    if (count === 0) this.subscriber.ssubscribe(channel).catch((err: Error) => this.warn('doorbell subscribe failed', err));
+  }
+
+  private unsubscribe(channel: string): void {
+    const count = (this.channels.get(channel) ?? 1) - 1;
+    if (count > 0) {
+      this.channels.set(channel, count);
+      return;
+    }
+    this.channels.delete(channel);
+    this.subscriber.sunsubscribe(channel).catch((err: Error) => this.warn('doorbell unsubscribe failed', err));
+  }
+
+  private ring(key: string): void {
+    if (!this.watched.has(key) || this.stopped) return;
+    this.rung.add(key);
+    if (this.ringScheduled) return;
+    this.ringScheduled = true;
+    setImmediate(() => {
+      this.ringScheduled = false;
+      const keys = [...this.rung];
+      this.rung.clear();
+      this.enqueue(async () => {
+        await this.read(keys.filter((k) => this.watched.has(k)));
+      });
+    });
+  }
+
+  private schedule(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.enqueue(async () => {
+        const unannounced = await this.read([...this.watched.keys()]);
+        const doorbellsDown = !isReady(this.subscriber);
+        this.interval = unannounced || doorbellsDown ? this.options.intervalMs : Math.min(this.interval * 2, this.options.idleMs);
+      });
+      if (this.watched.size > 0) this.schedule();
+    }, this.interval);
+    this.timer.unref();
+  }
+
+  /** Runs reads one after another, so a key's listeners see its moves in order. */
+  private enqueue(task: () => Promise<void>): void {
+    this.running = this.running.then(task).catch((err: unknown) => this.warn('poll failed', err));
+  }
+
+  /** Reads the heads of `keys`, wakes the listeners of those that moved; returns how many moved. */
+  private async read(keys: string[]): Promise<number> {
+    if (keys.length === 0 || this.stopped) return 0;
+    // Autopipelining sends these as one pipeline per node.
+    const heads = await Promise.all(keys.map((key) => this.redis.get(key)));
+    this.lastError = '';
+    let moved = 0;
+    keys.forEach((key, i) => {
+      const entry = this.watched.get(key);
+      if (!entry || entry.head === heads[i]) return;
+      const first = entry.head === undefined;
+      entry.head = heads[i];
+      if (!first) moved++;
+      for (const listener of entry.listeners) listener();
+    });
+    return moved;
+  }
+
+  private warn(message: string, err: unknown): void {
+    const text = err instanceof Error ? err.message : String(err);
+    if (text !== this.lastError) this.log.warn({ err: text }, message);
+    this.lastError = text;
+  }
+}
