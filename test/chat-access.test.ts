@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE_SLOW_CONSUMER } from '../src/app.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startTestApp, uniqueName, wsRequest, type TestApp } from './support/app.js';
-import { CHAT, MESSAGE_ADDED, SEND, createChat, record, sendMany } from './support/chats.js';
+import { CHAT, MESSAGE_ADDED, SEND, createChat, record } from './support/chats.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -3,16 +3,13 @@ import { createKeys } from '../src/redis/keys.js';
 import { startTestApp, uniqueName, wsClient, type TestApp } from './support/app.js';
 import {
   CHAT,
-  MARK_READ,
   MESSAGE_ADDED,
-  SEND,
   createChat,
   ids,
   range,
   record,
   send,
   sendMany,
-  type Delivered,
 } from './support/chats.js';
 
 let t: TestApp;
