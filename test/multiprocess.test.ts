@@ -126,7 +126,7 @@ describe('three gateway processes on one Redis', () => {
     expect([...last.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(MESSAGES);
 
     const caughtUp = await eventually(
-      async () => subscribers.every((s) => s.recorder.items.some((m) => m.id === last.get(s.chatId))),
+      () => Promise.resolve(subscribers.every((s) => s.recorder.items.some((m) => m.id === last.get(s.chatId)))),
       60_000,
       200,
     );
@@ -146,6 +146,6 @@ describe('three gateway processes on one Redis', () => {
       }
     }
     expect(subscribers.filter((s) => s.home === 1).every((s) => s.connections >= 2)).toBe(true);
-    await Promise.all(subscribers.map((s) => s.client.dispose()));
+    await Promise.all(subscribers.map(async (s) => s.client.dispose()));
   }, 180_000);
 });
