@@ -75,12 +75,12 @@ describe('urql', () => {
     try {
       const texts: string[] = [];
       await new Promise<void>((resolve, reject) => {
-        const { unsubscribe } = urql.subscription<{ messageAdded: { text: string } }>(MESSAGES, { c: chatId }).subscribe((r) => {
+        const subscription = urql.subscription<{ messageAdded: { text: string } }>(MESSAGES, { c: chatId }).subscribe((r) => {
           if (r.error) reject(r.error);
           if (r.data) texts.push(r.data.messageAdded.text);
           if (texts.length === 1) void send(t, ann.token, chatId, 'second');
           if (texts.length === 2) {
-            unsubscribe();
+            subscription.unsubscribe();
             resolve();
           }
         });
