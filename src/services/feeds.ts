@@ -96,8 +96,10 @@ export class FeedService {
             batch = await this.chats.read(id, viewer, state.cursor, FEED_BATCH);
           } catch (err) {
             if (!AppError.is(err) || (err.code !== 'FORBIDDEN' && err.code !== 'NOT_FOUND')) throw err;
-            unfollow(id);
+            // All chats: the index may list a chat the viewer is still joining (the index is written first) or
+            // has just left; keep watching it until the index drops it, so a join completing wakes this stream.
             if (chatId === null) return true;
+            unfollow(id);
             await push(new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`));
             return false;
           }
