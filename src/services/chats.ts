@@ -9,7 +9,7 @@
  *   ignored by every reader (and undone at once when the chat step refuses);
  * - leaving writes the chat first, then the index;
  * - a gap notification waits in the chat's outbox until it is delivered to the user's mailbox, and is removed
- *   only after (a crash in between delivers it again after 30 s).
+ *   only after (a crash in between delivers it again, GAP_CLAIM_MS later).
  */
 import { badInput, forbidden, notFound } from '../errors.js';
 import type { RedisClient } from '../redis/clients.js';
@@ -46,6 +46,8 @@ export interface ChatLimits {
 }
 
 export const MESSAGES_PAGE_MAX = 500;
+/** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */
+export const GAP_CLAIM_MS = 30_000;
 export const MEMBERS_PAGE_MAX = 1000;
 const CHAT_ID = /^[1-9][0-9]{0,15}$/;
 
@@ -158,7 +160,10 @@ export class ChatService {
     this.checkText(text, 'text');
     const c = this.keys.chat(chatId);
     const [reply, recipients] = await Promise.all([
-      this.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, sender, text, this.limits.backlog, this.limits.history, c.bell),
+      this.redis.chatSend(
+        c.meta, c.seq, c.version, c.members, c.messages, c.gaps,
+        sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS,
+      ),
       this.redis.zrange(c.names, '0', '100'),
     ]);
     const [id, sentAt, ...gaps] = reply as number[];

@@ -1,13 +1,14 @@
 -- chat-send: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
 -- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] version  KEYS[4] members  KEYS[5] messages  KEYS[6] gaps
--- ARGV[1] sender  ARGV[2] text  ARGV[3] backlog  ARGV[4] history  ARGV[5] doorbell channel
+-- ARGV[1] sender  ARGV[2] text  ARGV[3] backlog  ARGV[4] history  ARGV[5] doorbell channel  ARGV[6] claim lease (ms)
 -- Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
 -- a member who stays away gets one gap notice per tenth of the backlog, not one per message); what they lost is
 -- merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
 -- deleted, except the most recent `history`.
 -- Returns {-1} when the chat does not exist, {-2} when the sender is not a member (nothing is written), else
 -- {id, sentAt, user1, from1, to1, ...}: the new message and the gap entries this call claimed for delivery (an
--- entry is claimed for 30 s; the caller delivers it and then runs chat-gap-done).
+-- entry is claimed for the lease; the caller delivers it and then runs chat-gap-done; if the caller dies first,
+-- a send after the lease claims it again).
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return { -1 }
 end
@@ -50,7 +51,7 @@ if redis.call('HLEN', KEYS[6]) > 0 then
   for i = 1, #entries, 2 do
     local from, to, claimed = string.match(entries[i + 1], '^(%d+):(%d+):(%d+)$')
     if tonumber(claimed) <= now then
-      redis.call('HSET', KEYS[6], entries[i], from .. ':' .. to .. ':' .. (now + 30000))
+      redis.call('HSET', KEYS[6], entries[i], from .. ':' .. to .. ':' .. (now + tonumber(ARGV[6])))
       table.insert(result, entries[i])
       table.insert(result, tonumber(from))
       table.insert(result, tonumber(to))
