@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix } from './support/app.js';
+import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix, wsRequest } from './support/app.js';
+import { MESSAGE_ADDED, createChat, record, send } from './support/chats.js';
 import { spawnGateway, startGateway, stopGateway } from './support/gateway-process.js';
 import { freePort, startRedisProcess } from './support/redis-servers.js';
 
@@ -76,6 +77,39 @@ describe('reconnection', () => {
       redis = await startRedisProcess(dir, port);
       expect(await eventually(async () => (await fetch(readyz)).status === 200, 10_000)).toBe(true);
       await t.signUp();
+    } finally {
+      await t.close();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Redis killed and restarted from its AOF', () => {
+  it('keeps live subscriptions: they catch up after the restart; operations meanwhile get a masked error, the socket stays', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-aof-'));
+    const port = await freePort();
+    const aof = ['--appendonly', 'yes', '--appendfsync', 'always'];
+    let redis = await startRedisProcess(dir, port, aof);
+    const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLUSTER_NODES: '', POLL_IDLE_MS: '200' });
+    try {
+      const [ann, bob] = [await t.signUp(), await t.signUp()];
+      const chatId = await createChat(t, ann.token, [bob.username], 'before');
+      const client = t.wsClient(bob.token);
+      const live = record(client, MESSAGE_ADDED, { c: chatId });
+      await live.until((items) => items.length === 1);
+
+      await redis.stop(); // SIGKILL
+      const during = await wsRequest(client, '{ me { id } }');
+      expect(during.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+
+      redis = await startRedisProcess(dir, port, aof);
+      expect(await eventually(async () => (await t.gql('{ me { id } }', {}, ann.token)).data?.me !== undefined, 10_000)).toBe(true);
+      await send(t, ann.token, chatId, 'after');
+      await live.until((items) => items.length === 2, 15_000);
+      expect(live.items.map((m) => m.text)).toEqual(['before', 'after']);
+      expect(live.closed).toBeNull();
+      expect(await wsRequest(client, '{ me { id } }')).toEqual({ data: { me: { id: bob.username } } });
     } finally {
       await t.close();
       await redis.stop();
