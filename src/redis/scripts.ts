@@ -1,5 +1,6 @@
 /**
- * Loads every Lua script in ./lua as an ioredis command (EVALSHA with EVAL fallback, pipelinable).
+ * Loads every Lua script in ./lua as an ioredis command (EVALSHA with EVAL fallback, pipelinable); shared
+ * helpers live in ./lua/lib and are put in front of the scripts that use them.
  * Each file's header says its KEYS, ARGV and return values; the declarations below give them types.
  */
 import { readFileSync } from 'node:fs';
@@ -25,22 +26,28 @@ declare module 'ioredis' {
 const SCRIPTS = {
   userCreate: { file: 'user-create.lua', numberOfKeys: 1 },
   chatCreate: { file: 'chat-create.lua', numberOfKeys: 6 },
-  chatSend: { file: 'chat-send.lua', numberOfKeys: 6 },
+  chatSend: { file: 'chat-send.lua', numberOfKeys: 6, uses: ['trim-read.lua'] },
   chatGapDone: { file: 'chat-gap-done.lua', numberOfKeys: 1 },
   chatJoin: { file: 'chat-join.lua', numberOfKeys: 5 },
-  chatLeave: { file: 'chat-leave.lua', numberOfKeys: 7 },
-  chatMarkRead: { file: 'chat-mark-read.lua', numberOfKeys: 4 },
+  chatLeave: { file: 'chat-leave.lua', numberOfKeys: 7, uses: ['trim-read.lua'] },
+  chatMarkRead: { file: 'chat-mark-read.lua', numberOfKeys: 4, uses: ['trim-read.lua'] },
   chatRead: { file: 'chat-read.lua', numberOfKeys: 3 },
   chatState: { file: 'chat-state.lua', numberOfKeys: 3 },
   userChats: { file: 'user-chats.lua', numberOfKeys: 2 },
   contactsTouch: { file: 'contacts-touch.lua', numberOfKeys: 1 },
   notify: { file: 'notify.lua', numberOfKeys: 2 },
-} as const satisfies Record<string, { file: string; numberOfKeys: number }>;
+} as const satisfies Record<string, { file: string; numberOfKeys: number; uses?: readonly string[] }>;
 
+const read = (path: string) => readFileSync(new URL(`./lua/${path}`, import.meta.url), 'utf8');
+
+// A script that `uses` helpers from lua/lib gets their source in front of its own (EVAL has no imports).
 const sources = Object.fromEntries(
-  Object.entries(SCRIPTS).map(([name, { file, numberOfKeys }]) => [
+  Object.entries(SCRIPTS).map(([name, definition]) => [
     name,
-    { numberOfKeys, lua: readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8') },
+    {
+      numberOfKeys: definition.numberOfKeys,
+      lua: [...('uses' in definition ? definition.uses : []).map((lib) => read(`lib/${lib}`)), read(definition.file)].join('\n'),
+    },
   ]),
 );
 

@@ -24,11 +24,7 @@ if redis.call('ZCARD', KEYS[4]) == 0 then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[6], KEYS[7])
   status = 2
 else
-  local lowest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
-  local cut = math.min(tonumber(lowest[2]), tonumber(redis.call('GET', KEYS[2])) - tonumber(ARGV[2]))
-  if cut > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', cut)
-  end
+  trimRead(KEYS[4], KEYS[6], tonumber(redis.call('GET', KEYS[2])), tonumber(ARGV[2]))
   redis.call('INCR', KEYS[3])
 end
 redis.call('SPUBLISH', ARGV[3], KEYS[3])

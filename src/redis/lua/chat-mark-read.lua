@@ -17,9 +17,5 @@ if target <= read then
   return read
 end
 redis.call('ZADD', KEYS[3], target, ARGV[1])
-local lowest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-local cut = math.min(tonumber(lowest[2]), last - tonumber(ARGV[3]))
-if cut > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', cut)
-end
+trimRead(KEYS[3], KEYS[4], last, tonumber(ARGV[3]))
 return target

@@ -39,11 +39,7 @@ if floor > 0 then
   end
 end
 
-local lowest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
-local cut = math.min(tonumber(lowest[2]), id - tonumber(ARGV[4]))
-if cut > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', cut)
-end
+trimRead(KEYS[4], KEYS[5], id, tonumber(ARGV[4]))
 
 local result = { id, now }
 if redis.call('HLEN', KEYS[6]) > 0 then
