@@ -58,7 +58,16 @@ mutation SignUp {
 query Me {
   me { id username }
   users(prefix: "a") { username }
-  maintenance
+  chats { id unreadCount lastMessageId members { username } }
+}
+
+mutation CreateChat {
+  createChat(members: [], message: "hello", isPublic: true) { id }
+}
+
+# Every unread message of your chats, then new ones as they are sent; run it, then send from another tab.
+subscription Messages {
+  messageAdded { id chatId text sender { username } sentAt }
 }
 `;
 

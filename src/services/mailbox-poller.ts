@@ -30,6 +30,8 @@ export class MailboxPoller {
   private readonly watched = new Map<string, Watched>();
   private readonly channels = new Map<string, number>();
   private readonly rung = new Set<string>();
+  /** Keys whose doorbell rang since the last full tick began: their moves were announced. */
+  private readonly announced = new Set<string>();
   private interval: number;
   private timer: NodeJS.Timeout | undefined;
   private ringScheduled = false;
@@ -104,6 +106,7 @@ export class MailboxPoller {
   private ring(key: string): void {
     if (!this.watched.has(key) || this.stopped) return;
     this.rung.add(key);
+    this.announced.add(key);
     if (this.ringScheduled) return;
     this.ringScheduled = true;
     setImmediate(() => {
@@ -121,7 +124,9 @@ export class MailboxPoller {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.enqueue(async () => {
-        const unannounced = await this.read([...this.watched.keys()]);
+        this.announced.clear();
+        const moved = await this.read([...this.watched.keys()]);
+        const unannounced = moved.some((key) => !this.announced.has(key));
         const doorbellsDown = !isReady(this.subscriber);
         this.interval = unannounced || doorbellsDown ? this.options.intervalMs : Math.min(this.interval * 2, this.options.idleMs);
       });
@@ -135,19 +140,18 @@ export class MailboxPoller {
     this.running = this.running.then(task).catch((err: unknown) => this.warn('poll failed', err));
   }
 
-  /** Reads the heads of `keys`, wakes the listeners of those that moved; returns how many moved. */
-  private async read(keys: string[]): Promise<number> {
-    if (keys.length === 0 || this.stopped) return 0;
+  /** Reads the heads of `keys`, wakes the listeners of those that moved; returns the keys that moved. */
+  private async read(keys: string[]): Promise<string[]> {
+    if (keys.length === 0 || this.stopped) return [];
     // Autopipelining sends these as one pipeline per node.
     const heads = await Promise.all(keys.map((key) => this.redis.get(key)));
     this.lastError = '';
-    let moved = 0;
+    const moved: string[] = [];
     keys.forEach((key, i) => {
       const entry = this.watched.get(key);
       if (!entry || entry.head === heads[i]) return;
-      const first = entry.head === undefined;
+      if (entry.head !== undefined) moved.push(key); // a first read is not a move
       entry.head = heads[i];
-      if (!first) moved++;
       for (const listener of entry.listeners) listener();
     });
     return moved;
