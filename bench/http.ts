@@ -10,145 +10,15 @@
  * with the expected body (autocannon's expectBody); any non-2xx, error, timeout or mismatch exits 1, so a broken
  * gateway cannot post a good number. Progress goes to stderr, the result table to stdout.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { HOST, assertAllRunning, freePort, graphql, httpOk, median, positiveInt, progress, start, startRedis, stopAll, waitFor } from './support/processes.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const HOST = '127.0.0.1';
 const SECONDS = positiveInt('BENCH_SECONDS', 5);
 const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
 const WARMUP_SECONDS = 1;
 const CONNECTIONS = 50;
 const AIM = 0.7;
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
-
-const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// ---------------------------------------------------------------------------------------------------------------
-// Child processes
-
-interface Child {
-  name: string;
-  proc: ChildProcess;
-  exited: Promise<void>;
-  /** The last few KB of its stdout+stderr, for error messages. */
-  output(): string;
-}
-
-const children: Child[] = [];
-
-function start(name: string, command: string, args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let tail = '';
-  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-4000));
-  proc.stdout?.on('data', keep);
-  proc.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => {
-    proc.once('exit', () => resolve());
-    proc.once('error', (err) => {
-      keep(Buffer.from(String(err)));
-      resolve();
-    });
-  });
-  const child = { name, proc, exited, output: () => tail };
-  children.push(child);
-  return child;
-}
-
-const hasExited = (c: Child) => c.proc.exitCode !== null || c.proc.signalCode !== null || c.proc.pid === undefined;
-
-function assertAllRunning(): void {
-  const dead = children.find(hasExited);
-  if (dead) throw new Error(`${dead.name} exited unexpectedly; its output:\n${dead.output() || '(none)'}`);
-}
-
-/** Polls `probe` until it returns true; fails when a child dies or after `timeoutMs`. */
-async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    assertAllRunning();
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-async function stopAll(): Promise<void> {
-  // Reverse order: the servers go before the Redis they use.
-  for (const child of children.splice(0).reverse()) {
-    if (hasExited(child)) continue;
-    child.proc.kill('SIGTERM');
-    const killed = await Promise.race([child.exited.then(() => true), sleep(5000).then(() => false)]);
-    if (!killed) child.proc.kill('SIGKILL');
-  }
-}
-
-// Last resort if we exit without awaiting stopAll (exceptions are handled in main; this covers the rest).
-process.on('exit', () => children.forEach((c) => hasExited(c) || c.proc.kill('SIGKILL')));
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`${signal}: stopping children`);
-    void stopAll().finally(() => process.exit(130));
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Network helpers
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** True when a Redis server on `port` answers PING. */
-function redisPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, HOST);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}
-
-async function httpOk(url: string): Promise<boolean> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
-  await res.arrayBuffer();
-  return res.status === 200;
-}
-
-/** One GraphQL POST; returns the raw body, failing on a non-200 or a response with errors. */
-async function graphql(url: string, query: string, headers: Record<string, string> = {}, variables?: object) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-  const text = await res.text();
-  const json = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown };
-  if (res.status !== 200 || json.errors) throw new Error(`${url}: HTTP ${res.status}: ${text}`);
-  return { text, data: json.data ?? {} };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Measuring
@@ -188,27 +58,18 @@ async function cannon(target: Target, seconds: number): Promise<Sample> {
   };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
-  const [redisPort, gatewayPort, barePort] = [await freePort(), await freePort(), await freePort()];
+  const redisServer = await startRedis();
+  const [gatewayPort, barePort] = [await freePort(), await freePort()];
   const env = { NODE_ENV: 'production', HOST };
-
-  progress(`starting redis-server on ${redisPort}`);
-  start('redis-server', 'redis-server', ['--port', String(redisPort), '--bind', HOST, '--save', '', '--appendonly', 'no']);
-  await waitFor('redis-server', () => redisPing(redisPort));
 
   progress(`starting gateway on ${gatewayPort} and bare yoga on ${barePort}`);
   start('gateway', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     ...env,
     PORT: String(gatewayPort),
-    REDIS_URL: `redis://${HOST}:${redisPort}`,
+    REDIS_URL: redisServer.url,
     LOG_LEVEL: 'silent',
   });
   start('bare yoga', process.execPath, ['--import', 'tsx', 'bench/support/bare-yoga.ts'], { ...env, PORT: String(barePort) });

@@ -1,0 +1,861 @@
+/**
+ * Subscription cost, latency, loss and throughput of the gateway, each beside a baseline measured in the same
+ * run (`npm run bench:subscriptions`).
+ *
+ * Starts its own redis-server, the gateway (src/server.ts) and bench/support/push-baseline.ts (graphql-yoga with
+ * createPubSub over @graphql-yoga/redis-event-target: plain push, no mailbox) as child processes on free loopback
+ * ports, all on that one Redis. Users, sessions and chats for the gateway are seeded straight through the
+ * services (no password hashing), under a KEY_PREFIX of their own. Subscribers are graphql-transport-ws
+ * subscriptions `messageAdded(chatId)` over raw `ws` sockets: each socket is one user, carrying that user's
+ * subscriptions (the users of a group of BENCH_MEMBERS share the group's chats). Messages are sent with
+ * POST /graphql sendMessage, each by a member of the chat.
+ *
+ * 1. Idle cost. BENCH_IDLE_SUBSCRIBERS subscribers (chats of BENCH_MEMBERS members) over BENCH_IDLE_CONNECTIONS
+ *    sockets. Baseline first, while the gateway has no subscribers: bench/support/naive-poller.ts (a child) reads
+ *    every subscriber's mailbox every BENCH_NAIVE_INTERVAL_MS with one ZRANGEBYSCORE after its read position (the
+ *    book's fetch_pending_messages on a timer). Then the gateway: all subscribed (each has received its chat's
+ *    first message), BENCH_IDLE_SETTLE_SECONDS for the poller to back off, then the window. Each measured over
+ *    BENCH_SECONDS: Redis commands/s (delta of INFO stats total_commands_processed, less our own INFO) and the CPU %
+ *    of the process under test and of redis-server (/proc/<pid>/stat, CLK_TCK). A short window with neither
+ *    running is shown too (the floor). Aim: the gateway at least 20x fewer commands/s.
+ * 2. Latency and loss. BENCH_LIVE_SUBSCRIBERS subscribers over BENCH_LIVE_CONNECTIONS sockets; BENCH_MESSAGES
+ *    messages sent at a steady BENCH_RATE per second (round robin over the chats), each text carrying its send
+ *    time; send start -> receipt for every (message, subscriber); p50/p99. Aim: gateway p99 within 1.5x of the
+ *    push baseline's. Then the loss check: BENCH_AWAY subscribers (whole sockets) disconnect, BENCH_AWAY_MESSAGES
+ *    messages go to their chats, they reconnect with new subscriptions; counted: how many of the messages sent
+ *    while away each one delivers (the gateway replays everything unread; only the ids sent while away count).
+ * 3. Throughput. Same shape as 2; BENCH_SENDERS concurrent senders as fast as they can for BENCH_SECONDS; messages/s
+ *    sent and deliveries/s received (until the last delivery), and a check that every subscriber got every message
+ *    of its chat exactly once and in order.
+ *
+ * Sections 2 and 3 run BENCH_ROUNDS times (default 1), each round alternating which target goes first; the table
+ * quotes medians. Every round seeds fresh chats and opens fresh sockets. Any error, and any message the gateway
+ * loses, duplicates or reorders, exits 1; the push baseline's losses are counted, not fatal. A delivery wait ends
+ * when everything expected has arrived, after 3 s without a delivery, or after BENCH_DRAIN_SECONDS.
+ *
+ * Env (defaults): BENCH_SECONDS (10), BENCH_ROUNDS (1), BENCH_MEMBERS (10), BENCH_IDLE_SUBSCRIBERS (10000),
+ * BENCH_IDLE_CONNECTIONS (100), BENCH_IDLE_SETTLE_SECONDS (5), BENCH_NAIVE_INTERVAL_MS (100),
+ * BENCH_LIVE_SUBSCRIBERS (1000), BENCH_LIVE_CONNECTIONS (100), BENCH_MESSAGES (2000), BENCH_RATE (200),
+ * BENCH_AWAY (100), BENCH_AWAY_MESSAGES (100), BENCH_SENDERS (50), BENCH_DRAIN_SECONDS (30), BENCH_SECTIONS (1,2,3: which
+ * sections run, e.g. BENCH_SECTIONS=2 for latency and loss only). Subscribers and
+ * connections must be multiples of BENCH_MEMBERS, and BENCH_AWAY a multiple of the subscriptions per connection.
+ * The gateway child inherits the environment (so POLL_INTERVAL_MS, POLL_IDLE_MS etc. apply) except REDIS_URL,
+ * PORT, HOST, KEY_PREFIX, LOG_LEVEL=warn, NODE_ENV=production and WS_MAX_SUBSCRIPTIONS (at least 1000).
+ * Progress goes to stderr, the result tables to stdout.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { closeRedisClient, createRedisClient, type RedisClient } from '../src/redis/clients.js';
+import { createKeys, type Keys } from '../src/redis/keys.js';
+import { createServices, type Services } from '../src/services/index.js';
+import {
+  HOST,
+  assertAllRunning,
+  cpuSeconds,
+  freePort,
+  httpOk,
+  median,
+  positiveInt,
+  progress,
+  sleep,
+  start,
+  startRedis,
+  stop,
+  stopAll,
+  waitFor,
+  type Child,
+} from './support/processes.js';
+
+const SECONDS = positiveInt('BENCH_SECONDS', 10);
+const ROUNDS = positiveInt('BENCH_ROUNDS', 1);
+const MEMBERS = positiveInt('BENCH_MEMBERS', 10);
+const IDLE_SUBSCRIBERS = positiveInt('BENCH_IDLE_SUBSCRIBERS', 10_000);
+const IDLE_CONNECTIONS = positiveInt('BENCH_IDLE_CONNECTIONS', 100);
+const IDLE_SETTLE_SECONDS = positiveInt('BENCH_IDLE_SETTLE_SECONDS', 5);
+const NAIVE_INTERVAL_MS = positiveInt('BENCH_NAIVE_INTERVAL_MS', 100);
+const LIVE_SUBSCRIBERS = positiveInt('BENCH_LIVE_SUBSCRIBERS', 1000);
+const LIVE_CONNECTIONS = positiveInt('BENCH_LIVE_CONNECTIONS', 100);
+const MESSAGES = positiveInt('BENCH_MESSAGES', 2000);
+const RATE = positiveInt('BENCH_RATE', 200);
+const AWAY = positiveInt('BENCH_AWAY', 100);
+const AWAY_MESSAGES = positiveInt('BENCH_AWAY_MESSAGES', 100);
+const SENDERS = positiveInt('BENCH_SENDERS', 50);
+const DRAIN_SECONDS = positiveInt('BENCH_DRAIN_SECONDS', 30);
+const SECTIONS = new Set((process.env.BENCH_SECTIONS || '1,2,3').split(',').map((x) => x.trim()));
+const FLOOR_SECONDS = 2;
+const QUIET_MS = 3000;
+const IDLE_AIM = 20;
+const P99_AIM = 1.5;
+
+const SUBSCRIPTION = 'subscription ($c: ID!) { messageAdded(chatId: $c) { id chatId text } }';
+const SEND = 'mutation ($c: ID!, $t: String!) { sendMessage(chatId: $c, text: $t) { id } }';
+
+/** Failures that make the figures invalid; main exits 1 when there are any. */
+const failures: string[] = [];
+
+// ---------------------------------------------------------------------------------------------------------------
+// Layout: users (one socket each) in groups of MEMBERS; chat c belongs to group c % groups, all its members.
+
+interface Layout {
+  users: { name: string; token: string }[];
+  chats: { id: string; members: number[] }[];
+  /** The chats of each user. */
+  chatsOf: number[][];
+}
+
+function shape(subscribers: number, connections: number, what: string) {
+  if (subscribers % MEMBERS || connections % MEMBERS) {
+    throw new Error(`${what}: subscribers (${subscribers}) and connections (${connections}) must be multiples of BENCH_MEMBERS (${MEMBERS})`);
+  }
+  const chats = subscribers / MEMBERS;
+  const groups = connections / MEMBERS;
+  if (chats % groups) throw new Error(`${what}: ${chats} chats do not split evenly over ${groups} groups of ${MEMBERS} users`);
+  return { chats, groups, perConnection: subscribers / connections };
+}
+
+function layoutOf(subscribers: number, connections: number, users: Layout['users'], chatIds: string[]): Layout {
+  const { groups } = shape(subscribers, connections, 'layout');
+  const chats = chatIds.map((id, c) => {
+    const g = c % groups;
+    return { id, members: Array.from({ length: MEMBERS }, (_, j) => g * MEMBERS + j) };
+  });
+  const chatsOf = users.map((): number[] => []);
+  chats.forEach((chat, c) => chat.members.forEach((u) => chatsOf[u]!.push(c)));
+  return { users, chats, chatsOf };
+}
+
+/** Runs `fn` over `items` with at most `limit` at a time. */
+async function pool<T>(items: T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Targets
+
+interface Target {
+  name: string;
+  kind: 'gateway' | 'push';
+  child: Child;
+  graphqlUrl: string;
+  wsUrl: string;
+  /** Users and chats for `subscribers` subscriptions over `connections` sockets. */
+  seed(subscribers: number, connections: number): Promise<Layout>;
+}
+
+class Seeder {
+  readonly keys: Keys;
+  private serial = 0;
+  private readonly tag = randomBytes(3).toString('hex');
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly services: Services,
+    prefix: string,
+  ) {
+    this.keys = createKeys(prefix);
+  }
+
+  /** Gateway users with sessions, and chats that each hold one first message (every subscriber replays it). */
+  async seed(subscribers: number, connections: number): Promise<Layout> {
+    const { chats } = shape(subscribers, connections, 'seed');
+    const batch = ++this.serial;
+    const users: Layout['users'] = [];
+    await pool(
+      Array.from({ length: connections }, (_, i) => `b${this.tag}_${batch}_${i}`),
+      50,
+      async (name, i) => {
+        await this.redis.userCreate(this.keys.userProfile(name), name, 'unused', Date.now());
+        users[i] = { name, token: await this.services.sessions.create(name) };
+      },
+    );
+    const blank = layoutOf(subscribers, connections, users, Array.from({ length: chats }, () => ''));
+    const ids: string[] = [];
+    await pool(blank.chats, 20, async (chat, c) => {
+      const [creator, ...others] = chat.members.map((u) => users[u]!.name);
+      ids[c] = await this.services.chats.create(creator!, others, 'hello', false);
+    });
+    return layoutOf(subscribers, connections, users, ids);
+  }
+}
+
+let pushSerial = 0;
+
+/** Push-baseline "users" need no tokens and its chats no seeding: they exist once someone subscribes. */
+function pushLayout(subscribers: number, connections: number): Layout {
+  const { chats } = shape(subscribers, connections, 'seed');
+  const batch = ++pushSerial;
+  const users = Array.from({ length: connections }, (_, i) => ({ name: `p${batch}_${i}`, token: '' }));
+  return layoutOf(subscribers, connections, users, Array.from({ length: chats }, (_, c) => `${batch}0${c}`));
+}
+
+async function sendMessage(target: Target, layout: Layout, chat: number, n: number, text: string): Promise<number> {
+  const c = layout.chats[chat]!;
+  const user = layout.users[c.members[n % c.members.length]!]!;
+  const res = await fetch(target.graphqlUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(user.token ? { authorization: `Bearer ${user.token}` } : {}) },
+    body: JSON.stringify({ query: SEND, variables: { c: c.id, t: text } }),
+  });
+  const body = await res.text();
+  const json = JSON.parse(body) as { data?: { sendMessage?: { id: number } } | null; errors?: unknown };
+  const id = json.data?.sendMessage?.id;
+  if (res.status !== 200 || json.errors || typeof id !== 'number') throw new Error(`${target.name} sendMessage: HTTP ${res.status}: ${body}`);
+  return id;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// graphql-transport-ws over a raw socket: one user, many subscriptions.
+
+interface Delivery {
+  id: number;
+  chatId: string;
+  text: string;
+}
+
+interface Operation {
+  next(message: Delivery): void;
+  error(reason: string): void;
+}
+
+class Connection {
+  private readonly operations = new Map<string, Operation>();
+  private nextId = 0;
+  private closing = false;
+
+  private constructor(
+    private readonly socket: WebSocket,
+    private readonly onBroken: (reason: string) => void,
+  ) {}
+
+  /** Opens a socket and resolves after connection_ack. `onBroken` hears of any close we did not ask for. */
+  static open(url: string, token: string, onBroken: (reason: string) => void): Promise<Connection> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url, 'graphql-transport-ws');
+      const conn = new Connection(socket, onBroken);
+      let acked = false;
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: token ? { authorization: `Bearer ${token}` } : {} })));
+      socket.on('message', (data: Buffer) => {
+        const msg = JSON.parse(data.toString()) as { type: string; id?: string; payload?: unknown };
+        switch (msg.type) {
+          case 'connection_ack':
+            acked = true;
+            resolve(conn);
+            break;
+          case 'ping':
+            socket.send(JSON.stringify({ type: 'pong' }));
+            break;
+          case 'next': {
+            const payload = msg.payload as { data?: { messageAdded?: Delivery }; errors?: unknown };
+            const op = conn.operations.get(msg.id ?? '');
+            if (payload.data?.messageAdded) op?.next(payload.data.messageAdded);
+            else op?.error(`next without data: ${JSON.stringify(payload)}`);
+            break;
+          }
+          case 'error':
+            conn.operations.get(msg.id ?? '')?.error(`error: ${JSON.stringify(msg.payload)}`);
+            break;
+          case 'complete':
+            conn.operations.get(msg.id ?? '')?.error('completed by the server');
+            break;
+        }
+      });
+      socket.on('error', (err) => (acked ? onBroken(`socket error: ${err.message}`) : reject(err)));
+      socket.on('close', (code, reason) => {
+        if (!acked) reject(new Error(`socket closed before ack: ${code} ${reason.toString()}`));
+        else if (!conn.closing) onBroken(`socket closed by the server: ${code} ${reason.toString()}`);
+      });
+    });
+  }
+
+  subscribe(chatId: string, op: Operation): void {
+    const id = String(++this.nextId);
+    this.operations.set(id, op);
+    this.socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { c: chatId } } }));
+  }
+
+  close(): Promise<void> {
+    this.closing = true;
+    if (this.socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.socket.once('close', () => resolve());
+      this.socket.close(1000);
+    });
+  }
+}
+
+interface Sub {
+  user: number;
+  chat: number;
+  ids: number[];
+  seen: Set<number>;
+}
+
+/** Everyone subscribed to one target for one phase, and what they received. */
+class Audience {
+  readonly subs: Sub[] = [];
+  readonly connections = new Map<number, Connection>();
+  readonly latencies: number[] = [];
+  deliveries = 0;
+  lastDeliveryAt = 0;
+  /** Deliveries of messages whose text starts with this are timed (text: `<prefix> <n> <sent at>`). */
+  timedPrefix = '\0';
+
+  constructor(
+    readonly target: Target,
+    readonly layout: Layout,
+  ) {}
+
+  fail(reason: string): void {
+    failures.push(`${this.target.name}: ${reason}`);
+  }
+
+  /** Connects `users` (indexes) and subscribes each to all its chats; returns the new subscriptions. */
+  async connect(users: number[]): Promise<Sub[]> {
+    const added: Sub[] = [];
+    await pool(users, 20, async (u) => {
+      const conn = await Connection.open(this.target.wsUrl, this.layout.users[u]!.token, (reason) => this.fail(`user ${u}: ${reason}`));
+      this.connections.set(u, conn);
+      for (const chat of this.layout.chatsOf[u]!) {
+        const sub: Sub = { user: u, chat, ids: [], seen: new Set() };
+        added.push(sub);
+        this.subs.push(sub);
+        conn.subscribe(this.layout.chats[chat]!.id, {
+          next: (m) => this.receive(sub, m),
+          error: (reason) => this.fail(`user ${u} chat ${this.layout.chats[chat]!.id}: ${reason}`),
+        });
+      }
+    });
+    return added;
+  }
+
+  private receive(sub: Sub, m: Delivery): void {
+    const now = performance.now();
+    if (m.chatId !== this.layout.chats[sub.chat]!.id) this.fail(`a message of chat ${m.chatId} on a subscription to ${this.layout.chats[sub.chat]!.id}`);
+    sub.ids.push(m.id);
+    sub.seen.add(m.id);
+    this.deliveries++;
+    this.lastDeliveryAt = now;
+    if (m.text.startsWith(this.timedPrefix)) this.latencies.push(now - Number(m.text.split(' ')[2]));
+  }
+
+  /** Closes the sockets of `users` (all when omitted); their subscriptions stay in `subs` as they were. */
+  async disconnect(users?: number[]): Promise<void> {
+    const which = users ?? [...this.connections.keys()];
+    await Promise.all(
+      which.map(async (u) => {
+        await this.connections.get(u)?.close();
+        this.connections.delete(u);
+      }),
+    );
+  }
+
+  /**
+   * Waits until each of `subs` has received something, sending a probe message to the chats of those still
+   * waiting whenever 1.5 s pass without progress (a push subscription receives only what is sent after it).
+   */
+  async ready(subs: Sub[], what: string, timeoutMs = 120_000): Promise<void> {
+    const started = Date.now();
+    let waiting = -1;
+    let progressAt = Date.now();
+    let probes = 0;
+    for (;;) {
+      this.check();
+      const missing = subs.filter((s) => s.ids.length === 0);
+      if (missing.length === 0) break;
+      if (Date.now() - started > timeoutMs) throw new Error(`${this.target.name}: ${missing.length} of ${subs.length} ${what} received nothing`);
+      if (missing.length !== waiting) {
+        waiting = missing.length;
+        progressAt = Date.now();
+      } else if (Date.now() - progressAt > 1500) {
+        const chats = [...new Set(missing.map((s) => s.chat))];
+        await pool(chats, 20, async (c) => void (await sendMessage(this.target, this.layout, c, probes++, 'probe')));
+        progressAt = Date.now();
+      }
+      await sleep(100);
+    }
+    progress(`  ${this.target.name}: ${subs.length} ${what} live after ${((Date.now() - started) / 1000).toFixed(1)} s${probes ? ` (${probes} probes)` : ''}`);
+  }
+
+  /**
+   * Waits until every sub in `subs` has seen every id in `expected(chat)`, or QUIET_MS without a delivery, or
+   * BENCH_DRAIN_SECONDS. Returns how many expected deliveries are missing.
+   */
+  async settle(subs: Sub[], expected: (chat: number) => number[]): Promise<number> {
+    const deadline = Date.now() + DRAIN_SECONDS * 1000;
+    for (;;) {
+      this.check();
+      let missing = 0;
+      for (const s of subs) for (const id of expected(s.chat)) if (!s.seen.has(id)) missing++;
+      if (missing === 0) return 0;
+      const quiet = performance.now() - this.lastDeliveryAt > QUIET_MS;
+      if (quiet || Date.now() > deadline) return missing;
+      await sleep(200);
+    }
+  }
+
+  /** Throws when a child died; socket and subscription errors are already in `failures`. */
+  check(): void {
+    assertAllRunning();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measuring
+
+interface RedisStats {
+  total: number;
+  /** Calls per command name (commands run inside Lua scripts count too, as in the total). */
+  calls: Map<string, number>;
+}
+
+/** One INFO for both sections, so each reading adds exactly one command to the count. */
+async function redisStats(stats: Redis): Promise<RedisStats> {
+  const info = (await stats.call('INFO', 'stats', 'commandstats')) as string;
+  const m = /total_commands_processed:(\d+)/.exec(info);
+  if (!m) throw new Error('INFO stats has no total_commands_processed');
+  const calls = new Map<string, number>();
+  for (const [, name, n] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(name!, Number(n));
+  return { total: Number(m[1]), calls };
+}
+
+interface Usage {
+  seconds: number;
+  commandsPerSecond: number;
+  /** CPU % (of one core) of each pid measured. */
+  cpu: number[];
+  /** The busiest commands, as "name n/s". */
+  top: string;
+}
+
+/** Starts a meter on Redis commands and on the CPU of `pids`; the returned function reads it. */
+async function meter(stats: Redis, pids: number[]): Promise<() => Promise<Usage>> {
+  const before = await redisStats(stats);
+  const cpu = pids.map(cpuSeconds);
+  const t0 = performance.now();
+  return async () => {
+    const seconds = (performance.now() - t0) / 1000;
+    const after = await redisStats(stats);
+    const rates = [...after.calls]
+      .map(([name, n]) => [name, (n - (before.calls.get(name) ?? 0) - (name === 'info' ? 1 : 0)) / seconds] as const)
+      .filter(([, r]) => r > 0)
+      .sort((a, b) => b[1] - a[1]);
+    return {
+      seconds,
+      // Less the first INFO (the second one is not counted in its own reply).
+      commandsPerSecond: (after.total - before.total - 1) / seconds,
+      cpu: pids.map((pid, i) => ((cpuSeconds(pid) - cpu[i]!) / seconds) * 100),
+      top: rates.slice(0, 8).map(([name, r]) => `${name} ${Math.round(r)}/s`).join(', ') || 'none',
+    };
+  };
+}
+
+const describe = (u: Usage) =>
+  `${Math.round(u.commandsPerSecond)} redis cmds/s (${u.top}), CPU ${u.cpu.map((c) => `${Math.round(c * 10) / 10}%`).join(' / ')} (process / redis)`;
+
+function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const pidOf = (c: Child) => c.proc.pid!;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Section 1: idle cost
+
+interface IdleResult {
+  floor: Usage;
+  naive: Usage;
+  gateway: Usage;
+}
+
+async function idleCost(gateway: Target, seeder: Seeder, redisUrl: string, stats: Redis, redisPid: number): Promise<IdleResult> {
+  const { perConnection } = shape(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS, 'idle');
+  progress(`idle: seeding ${IDLE_CONNECTIONS} users in ${IDLE_SUBSCRIBERS / MEMBERS} chats of ${MEMBERS} (${perConnection} chats each)`);
+  const layout = await seeder.seed(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS);
+
+  progress(`idle: floor (gateway with no subscribers, nothing else) for ${FLOOR_SECONDS} s`);
+  await sleep(1000);
+  let read = await meter(stats, [pidOf(gateway.child), redisPid]);
+  await sleep(FLOOR_SECONDS * 1000);
+  const floor = await read();
+  progress(`  floor: ${describe(floor)}`);
+
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-naive-'));
+  let naive: Usage;
+  try {
+    const file = path.join(dir, 'subscribers.json');
+    const positions = layout.chatsOf.flatMap((chats) => chats.map((c) => ({ key: seeder.keys.chat(layout.chats[c]!.id).messages, after: 0 })));
+    writeFileSync(file, JSON.stringify(positions));
+    progress(`idle: naive poller, ${positions.length} subscribers every ${NAIVE_INTERVAL_MS} ms (2 s warm-up, then ${SECONDS} s)`);
+    const poller = start('naive poller', process.execPath, ['--import', 'tsx', 'bench/support/naive-poller.ts'], {
+      REDIS_URL: redisUrl,
+      NAIVE_SUBSCRIBERS_FILE: file,
+      NAIVE_INTERVAL_MS: String(NAIVE_INTERVAL_MS),
+    });
+    await waitFor('naive poller output', () => Promise.resolve(poller.output().includes('"ticks"')), 30_000);
+    await sleep(2000);
+    read = await meter(stats, [pidOf(poller), redisPid]);
+    await sleep(SECONDS * 1000);
+    naive = await read();
+    assertAllRunning();
+    await stop(poller);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  progress(`  naive: ${describe(naive)}`);
+
+  progress(`idle: gateway, ${IDLE_SUBSCRIBERS} subscriptions over ${IDLE_CONNECTIONS} sockets`);
+  const audience = new Audience(gateway, layout);
+  const subs = await audience.connect(layout.users.map((_, u) => u));
+  await audience.ready(subs, 'subscriptions');
+  progress(`idle: settling ${IDLE_SETTLE_SECONDS} s, then measuring ${SECONDS} s`);
+  await sleep(IDLE_SETTLE_SECONDS * 1000);
+  read = await meter(stats, [pidOf(gateway.child), redisPid]);
+  await sleep(SECONDS * 1000);
+  const gw = await read();
+  audience.check();
+  progress(`  gateway: ${describe(gw)}`);
+  await audience.disconnect();
+  return { floor, naive, gateway: gw };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Section 2: latency and loss
+
+interface LatencyResult {
+  p50: number;
+  p99: number;
+  expected: number;
+  lost: number;
+  sendRate: number;
+  usage: Usage;
+  away: { subscribers: number; expected: number; delivered: number; complete: number };
+}
+
+async function latency(target: Target, stats: Redis, redisPid: number, round: number): Promise<LatencyResult> {
+  const { perConnection } = shape(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS, 'live');
+  if (AWAY % perConnection || AWAY > LIVE_SUBSCRIBERS) {
+    throw new Error(`BENCH_AWAY (${AWAY}) must be a multiple of the subscriptions per connection (${perConnection}), at most BENCH_LIVE_SUBSCRIBERS`);
+  }
+  const layout = await target.seed(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS);
+  const audience = new Audience(target, layout);
+  const subs = await audience.connect(layout.users.map((_, u) => u));
+  await audience.ready(subs, 'subscriptions');
+
+  progress(`latency round ${round}: ${target.name}, ${MESSAGES} messages at ${RATE}/s to ${layout.chats.length} chats`);
+  const prefix = `m${round}`;
+  audience.timedPrefix = `${prefix} `;
+  const sent = layout.chats.map((): number[] => []);
+  const read = await meter(stats, [pidOf(target.child), redisPid]);
+  const t0 = performance.now();
+  const inFlight = new Set<Promise<void>>();
+  for (let n = 0; n < MESSAGES; n++) {
+    const wait = t0 + (n * 1000) / RATE - performance.now();
+    if (wait >= 1) await sleep(wait);
+    const chat = n % layout.chats.length;
+    const p: Promise<void> = sendMessage(target, layout, chat, Math.floor(n / layout.chats.length), `${prefix} ${n} ${performance.now()}`)
+      .then((id) => void sent[chat]!.push(id))
+      .catch((err: unknown) => audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+  await Promise.all(inFlight);
+  // Until the last response: below BENCH_RATE when the target cannot keep up (its latency is then queueing).
+  const sendRate = MESSAGES / ((performance.now() - t0) / 1000);
+  const lost = await audience.settle(subs, (c) => sent[c]!);
+  const usage = await read();
+  const expected = MESSAGES * MEMBERS;
+  const p50 = percentile(audience.latencies, 50);
+  const p99 = percentile(audience.latencies, 99);
+  progress(`  ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(p50)} ms, p99 ${round1(p99)} ms, all answered at ${Math.round(sendRate)}/s`);
+  progress(`  ${describe(usage)}`);
+  if (lost && target.kind === 'gateway') audience.fail(`latency run: ${lost} of ${expected} deliveries missing`);
+
+  // Loss check: whole sockets go away, messages go to their chats, they come back with new subscriptions.
+  const awayUsers = layout.users.slice(0, AWAY / perConnection).map((_, u) => u);
+  const awayChats = [...new Set(awayUsers.flatMap((u) => layout.chatsOf[u]!))];
+  progress(`  loss check: ${AWAY} subscribers (${awayUsers.length} sockets) away, ${AWAY_MESSAGES} messages to their ${awayChats.length} chats`);
+  await audience.disconnect(awayUsers);
+  await sleep(500);
+  const whileAway = layout.chats.map((): number[] => []);
+  for (let n = 0; n < AWAY_MESSAGES; n++) {
+    const chat = awayChats[n % awayChats.length]!;
+    whileAway[chat]!.push(await sendMessage(target, layout, chat, n, `away ${n}`));
+  }
+  await sleep(500);
+  const back = await audience.connect(awayUsers);
+  await audience.ready(back, 'reconnected subscriptions');
+  await audience.settle(back, (c) => whileAway[c]!);
+  let delivered = 0;
+  let complete = 0;
+  let awayExpected = 0;
+  for (const s of back) {
+    const ids = whileAway[s.chat]!;
+    const got = ids.filter((id) => s.seen.has(id)).length;
+    awayExpected += ids.length;
+    delivered += got;
+    if (got === ids.length) complete++;
+  }
+  progress(`  loss check: ${delivered} of ${awayExpected} delivered; ${complete} of ${back.length} subscribers got all`);
+  if (target.kind === 'gateway' && delivered !== awayExpected) audience.fail(`loss check: ${awayExpected - delivered} messages sent while away never delivered`);
+  await audience.disconnect();
+  return { p50, p99, expected, lost, sendRate, usage, away: { subscribers: back.length, expected: awayExpected, delivered, complete } };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Section 3: throughput
+
+interface ThroughputResult {
+  sent: number;
+  messagesPerSecond: number;
+  deliveriesPerSecond: number;
+  drainSeconds: number;
+  lost: number;
+  misordered: number;
+  usage: Usage;
+}
+
+async function throughput(target: Target, stats: Redis, redisPid: number, round: number): Promise<ThroughputResult> {
+  const layout = await target.seed(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS);
+  const audience = new Audience(target, layout);
+  const subs = await audience.connect(layout.users.map((_, u) => u));
+  await audience.ready(subs, 'subscriptions');
+
+  progress(`throughput round ${round}: ${target.name}, ${SENDERS} senders for ${SECONDS} s`);
+  const sent = layout.chats.map((): number[] => []);
+  const baseline = subs.map((s) => s.ids.length);
+  const startDeliveries = audience.deliveries;
+  let n = 0;
+  const read = await meter(stats, [pidOf(target.child), redisPid]);
+  const t0 = performance.now();
+  const end = t0 + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: SENDERS }, async () => {
+      while (performance.now() < end && failures.length === 0) {
+        const i = n++;
+        const chat = i % layout.chats.length;
+        try {
+          sent[chat]!.push(await sendMessage(target, layout, chat, Math.floor(i / layout.chats.length), `x ${i}`));
+        } catch (err) {
+          audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    }),
+  );
+  const sendSeconds = (performance.now() - t0) / 1000;
+  const total = sent.reduce((a, ids) => a + ids.length, 0);
+  const lost = await audience.settle(subs, (c) => sent[c]!);
+  const usage = await read();
+  const deliveries = audience.deliveries - startDeliveries;
+  const deliverySeconds = (audience.lastDeliveryAt - t0) / 1000;
+
+  // Exactly once and in order: what each subscriber got during the run is its chat's sent ids, ascending.
+  let misordered = 0;
+  subs.forEach((s, i) => {
+    const got = s.ids.slice(baseline[i]);
+    const want = [...sent[s.chat]!].sort((a, b) => a - b);
+    const inOrder = got.every((id, k) => k === 0 || id > got[k - 1]!);
+    if (!inOrder || got.length !== new Set(got).size) misordered++;
+    else if (target.kind === 'gateway' && got.join() !== want.join()) misordered++;
+  });
+  const result = {
+    sent: total,
+    messagesPerSecond: total / sendSeconds,
+    deliveriesPerSecond: deliveries / deliverySeconds,
+    drainSeconds: deliverySeconds - sendSeconds,
+    lost,
+    misordered,
+    usage,
+  };
+  progress(
+    `  ${total} sent (${Math.round(result.messagesPerSecond)}/s), ${deliveries} deliveries (${Math.round(result.deliveriesPerSecond)}/s), ` +
+      `last ${round1(result.drainSeconds)} s after sending stopped, ${lost} missing, ${misordered} subscribers out of order or duplicated`,
+  );
+  progress(`  ${describe(usage)}`);
+  if (target.kind === 'gateway' && (lost || misordered)) {
+    audience.fail(`throughput: ${lost} deliveries missing, ${misordered} subscribers with duplicates, gaps or disorder`);
+  }
+  await audience.disconnect();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  // Check the shapes before starting anything.
+  shape(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS, 'BENCH_IDLE_*');
+  const live = shape(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS, 'BENCH_LIVE_*');
+  if (AWAY % live.perConnection || AWAY > LIVE_SUBSCRIBERS) {
+    throw new Error(`BENCH_AWAY (${AWAY}) must be a multiple of ${live.perConnection} (subscriptions per connection), at most ${LIVE_SUBSCRIBERS}`);
+  }
+
+  const redisServer = await startRedis();
+  const prefix = `bench${randomBytes(3).toString('hex')}:`;
+  const [gatewayPort, pushPort] = [await freePort(), await freePort()];
+  const maxPerConnection = Math.max(1000, IDLE_SUBSCRIBERS / IDLE_CONNECTIONS, live.perConnection);
+  progress(`starting gateway on ${gatewayPort} and push baseline on ${pushPort}`);
+  const gatewayChild = start('gateway', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    NODE_ENV: 'production',
+    HOST,
+    PORT: String(gatewayPort),
+    REDIS_URL: redisServer.url,
+    KEY_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+    WS_MAX_SUBSCRIPTIONS: String(maxPerConnection),
+  });
+  const pushChild = start('push baseline', process.execPath, ['--import', 'tsx', 'bench/support/push-baseline.ts'], {
+    HOST,
+    PORT: String(pushPort),
+    REDIS_URL: redisServer.url,
+  });
+  await waitFor('gateway /readyz', () => httpOk(`http://${HOST}:${gatewayPort}/readyz`));
+  await waitFor('push baseline /health', () => httpOk(`http://${HOST}:${pushPort}/health`));
+
+  // The gateway's environment, so that the services seed with its limits.
+  const config = loadConfig({ ...process.env, REDIS_URL: redisServer.url, REDIS_CLUSTER_NODES: '', KEY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  if (config.redis.kind !== 'url') throw new Error('unreachable: the bench Redis is a URL');
+  const log = createLogger('silent');
+  const redis = createRedisClient(config.redis, log, 'bench-seed');
+  const services = createServices(redis, config, log);
+  const stats = new Redis(redisServer.url, { connectionName: 'bench-stats' });
+  try {
+    const seeder = new Seeder(redis, services, prefix);
+    const gateway: Target = {
+      name: 'gateway',
+      kind: 'gateway',
+      child: gatewayChild,
+      graphqlUrl: `http://${HOST}:${gatewayPort}/graphql`,
+      wsUrl: `ws://${HOST}:${gatewayPort}/graphql`,
+      seed: (s, c) => seeder.seed(s, c),
+    };
+    const push: Target = {
+      name: 'push baseline',
+      kind: 'push',
+      child: pushChild,
+      graphqlUrl: `http://${HOST}:${pushPort}/graphql`,
+      wsUrl: `ws://${HOST}:${pushPort}/graphql`,
+      seed: (s, c) => Promise.resolve(pushLayout(s, c)),
+    };
+    const redisPid = pidOf(redisServer.child);
+
+    const idle = SECTIONS.has('1') ? await idleCost(gateway, seeder, redisServer.url, stats, redisPid) : undefined;
+
+    const targets = [gateway, push];
+    const lat = targets.map((): LatencyResult[] => []);
+    const thr = targets.map((): ThroughputResult[] => []);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const order = round % 2 ? [0, 1] : [1, 0];
+      if (SECTIONS.has('2')) for (const i of order) lat[i]!.push(await latency(targets[i]!, stats, redisPid, round));
+      if (SECTIONS.has('3')) for (const i of order) thr[i]!.push(await throughput(targets[i]!, stats, redisPid, round));
+    }
+
+    // Report.
+    if (idle) {
+      const ratio = idle.naive.commandsPerSecond / idle.gateway.commandsPerSecond;
+      console.log(
+        `\n1. Idle cost: ${IDLE_SUBSCRIBERS} idle subscribers, ${IDLE_SUBSCRIBERS / MEMBERS} chats of ${MEMBERS}, ${IDLE_CONNECTIONS} sockets; ` +
+          `${SECONDS} s windows (floor ${FLOOR_SECONDS} s)`,
+      );
+      console.table([
+        { what: 'floor: gateway, no subscribers', 'redis cmds/s': Math.round(idle.floor.commandsPerSecond), 'process CPU %': round1(idle.floor.cpu[0]!), 'redis CPU %': round1(idle.floor.cpu[1]!) },
+        { what: `naive poller (every ${NAIVE_INTERVAL_MS} ms)`, 'redis cmds/s': Math.round(idle.naive.commandsPerSecond), 'process CPU %': round1(idle.naive.cpu[0]!), 'redis CPU %': round1(idle.naive.cpu[1]!) },
+        { what: 'gateway (idle subscribers)', 'redis cmds/s': Math.round(idle.gateway.commandsPerSecond), 'process CPU %': round1(idle.gateway.cpu[0]!), 'redis CPU %': round1(idle.gateway.cpu[1]!) },
+      ]);
+      console.log(
+        `naive poller aimed at ${Math.round((IDLE_SUBSCRIBERS * 1000) / NAIVE_INTERVAL_MS)} cmds/s; ` +
+          `ratio naive/gateway = ${ratio.toFixed(1)}x  (aim >= ${IDLE_AIM}x: ${ratio >= IDLE_AIM ? 'met' : 'NOT met'})`,
+      );
+    }
+
+    const med = <T>(xs: T[], f: (x: T) => number) => median(xs.map(f));
+    if (SECTIONS.has('2')) {
+      console.log(`\n2. Latency: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${LIVE_CONNECTIONS} sockets; ${MESSAGES} messages at ${RATE}/s; ${ROUNDS} round(s), medians`);
+      console.table(
+        targets.map((t, i) => ({
+          target: t.name,
+          'p50 ms': round1(med(lat[i]!, (r) => r.p50)),
+          'p99 ms': round1(med(lat[i]!, (r) => r.p99)),
+          'deliveries missing': lat[i]!.map((r) => `${r.lost}/${r.expected}`).join(' '),
+          'answered/s': Math.round(med(lat[i]!, (r) => r.sendRate)),
+          'process CPU %': round1(med(lat[i]!, (r) => r.usage.cpu[0]!)),
+          'redis CPU %': round1(med(lat[i]!, (r) => r.usage.cpu[1]!)),
+          'redis cmds/s': Math.round(med(lat[i]!, (r) => r.usage.commandsPerSecond)),
+        })),
+      );
+      const p99Ratio = med(lat[0]!, (r) => r.p99) / med(lat[1]!, (r) => r.p99);
+      console.log(`ratio p99 gateway/push = ${p99Ratio.toFixed(2)}  (aim <= ${P99_AIM}: ${p99Ratio <= P99_AIM ? 'met' : 'NOT met'})`);
+      for (const [i, t] of targets.entries()) {
+        if (med(lat[i]!, (r) => r.sendRate) < 0.9 * RATE) {
+          console.log(`note: ${t.name} answered fewer than 90% of ${RATE}/s: it is saturated at this rate and its latency is mostly queueing (try a lower BENCH_RATE)`);
+        }
+      }
+      console.log(`Loss check: ${AWAY} subscribers disconnect, ${AWAY_MESSAGES} messages to their chats, they resubscribe`);
+      console.table(
+        targets.map((t, i) => ({
+          target: t.name,
+          ...Object.fromEntries(
+            lat[i]!.map((r, k) => [`round ${k + 1} delivered`, `${r.away.delivered}/${r.away.expected} (${r.away.complete}/${r.away.subscribers} subscribers complete)`]),
+          ),
+        })),
+      );
+    }
+
+    if (SECTIONS.has('3')) {
+      console.log(`\n3. Throughput: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${SENDERS} senders for ${SECONDS} s; ${ROUNDS} round(s), medians`);
+      console.table(
+        targets.map((t, i) => ({
+          target: t.name,
+          'messages/s': Math.round(med(thr[i]!, (r) => r.messagesPerSecond)),
+          'deliveries/s': Math.round(med(thr[i]!, (r) => r.deliveriesPerSecond)),
+          'drain s': round1(med(thr[i]!, (r) => r.drainSeconds)),
+          'deliveries missing': thr[i]!.map((r) => `${r.lost}/${r.sent * MEMBERS}`).join(' '),
+          'subs out of order': thr[i]!.map((r) => r.misordered).join(' '),
+          'process CPU %': round1(med(thr[i]!, (r) => r.usage.cpu[0]!)),
+          'redis CPU %': round1(med(thr[i]!, (r) => r.usage.cpu[1]!)),
+          'redis cmds/s': Math.round(med(thr[i]!, (r) => r.usage.commandsPerSecond)),
+        })),
+      );
+      const tRatio = med(thr[0]!, (r) => r.messagesPerSecond) / med(thr[1]!, (r) => r.messagesPerSecond);
+      console.log(`ratio messages/s gateway/push = ${tRatio.toFixed(2)}`);
+    }
+  } finally {
+    await services.close();
+    await closeRedisClient(redis);
+    stats.disconnect();
+  }
+
+  if (failures.length > 0) {
+    console.log(`FAILED (${failures.length}): the figures are not valid`);
+    for (const f of failures.slice(0, 20)) console.log(`  ${f}`);
+    return 1;
+  }
+  return 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (err) {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  for (const f of failures.slice(0, 20)) process.stderr.write(`  ${f}\n`);
+} finally {
+  progress('stopping children');
+  await stopAll();
+}
+process.exit(code);

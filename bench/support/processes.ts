@@ -1,0 +1,186 @@
+/**
+ * What the benchmarks share: env parsing, progress lines, child processes (started from the project root,
+ * stopped in reverse order, killed if the bench exits without stopping them), free loopback ports, a private
+ * redis-server, readiness probes and the CPU time of a process.
+ *
+ * Importing this module installs the exit and signal handlers that stop the children.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const HOST = '127.0.0.1';
+
+export function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const n = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Child processes
+
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  exited: Promise<void>;
+  /** The last few KB of its stdout+stderr, for error messages. */
+  output(): string;
+}
+
+const children: Child[] = [];
+
+export function start(name: string, command: string, args: string[], env: Record<string, string> = {}): Child {
+  const proc = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let tail = '';
+  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-4000));
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.once('error', (err) => {
+      keep(Buffer.from(String(err)));
+      resolve();
+    });
+  });
+  const child = { name, proc, exited, output: () => tail };
+  children.push(child);
+  return child;
+}
+
+export const hasExited = (c: Child) => c.proc.exitCode !== null || c.proc.signalCode !== null || c.proc.pid === undefined;
+
+export function assertAllRunning(): void {
+  const dead = children.find(hasExited);
+  if (dead) throw new Error(`${dead.name} exited unexpectedly; its output:\n${dead.output() || '(none)'}`);
+}
+
+/** Polls `probe` until it returns true; fails when a child dies or after `timeoutMs`. */
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000, intervalMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    assertAllRunning();
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** Stops one child (SIGTERM, then SIGKILL after 5 s) and forgets it. */
+export async function stop(child: Child): Promise<void> {
+  const i = children.indexOf(child);
+  if (i >= 0) children.splice(i, 1);
+  if (hasExited(child)) return;
+  child.proc.kill('SIGTERM');
+  const killed = await Promise.race([child.exited.then(() => true), sleep(5000).then(() => false)]);
+  if (!killed) {
+    child.proc.kill('SIGKILL');
+    await child.exited;
+  }
+}
+
+export async function stopAll(): Promise<void> {
+  // Reverse order: the servers go before the Redis they use.
+  for (const child of [...children].reverse()) await stop(child);
+}
+
+// Last resort if we exit without awaiting stopAll (exceptions are handled in main; this covers the rest).
+process.on('exit', () => children.forEach((c) => hasExited(c) || c.proc.kill('SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    progress(`${signal}: stopping children`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Network helpers
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when a Redis server on `port` answers PING. */
+export function redisPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, HOST);
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+/** Starts a private redis-server (no persistence) on a free port and waits until it answers. */
+export async function startRedis(): Promise<{ child: Child; port: number; url: string }> {
+  const port = await freePort();
+  progress(`starting redis-server on ${port}`);
+  const child = start('redis-server', 'redis-server', ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no']);
+  await waitFor('redis-server', () => redisPing(port));
+  return { child, port, url: `redis://${HOST}:${port}` };
+}
+
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return res.status === 200;
+}
+
+/** One GraphQL POST; returns the raw body, failing on a non-200 or a response with errors. */
+export async function graphql(url: string, query: string, headers: Record<string, string> = {}, variables?: object) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  const text = await res.text();
+  const json = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown };
+  if (res.status !== 200 || json.errors) throw new Error(`${url}: HTTP ${res.status}: ${text}`);
+  return { text, data: json.data ?? {} };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// CPU time
+
+let clockTicks: number | undefined;
+
+/** Clock ticks per second for /proc/<pid>/stat (`getconf CLK_TCK`, else 100). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+    const n = Number(r.stdout?.trim());
+    clockTicks = r.status === 0 && Number.isInteger(n) && n > 0 ? n : 100;
+  }
+  return clockTicks;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), from field 3 on: utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+}
