@@ -15,7 +15,7 @@ declare module 'ioredis' {
     chatJoin(...keysThenArgs: (string | number)[]): Result<number[], Context>;
     chatLeave(...keysThenArgs: (string | number)[]): Result<number, Context>;
     chatMarkRead(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    chatRead(...keysThenArgs: (string | number)[]): Result<[number, ...string[]] | [number], Context>;
+    chatRead(...keysThenArgs: (string | number)[]): Result<(number | string)[], Context>;
     chatState(meta: string, seq: string, members: string, viewer: string): Result<number[], Context>;
     userChats(chats: string, version: string, op: 'add' | 'remove', chatId: string, bell: string): Result<0 | 1, Context>;
     contactsTouch(contacts: string, cap: number, ...names: string[]): Result<number, Context>;

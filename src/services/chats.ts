@@ -11,6 +11,7 @@
  * - a gap notification waits in the chat's outbox until it is delivered to the user's mailbox, and is removed
  *   only after (a crash in between delivers it again, GAP_CLAIM_MS later).
  */
+import DataLoader from 'dataloader';
 import { badInput, forbidden, notFound } from '../errors.js';
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../redis/keys.js';
@@ -36,6 +37,20 @@ export interface ChatState {
   memberCount: number;
   /** The viewer's read position; null when the viewer is not a member. */
   readUpTo: number | null;
+}
+
+export interface ChatRead {
+  readUpTo: number;
+  messages: Message[];
+  /** The read returned `first` messages: there may be more after the last one. */
+  more: boolean;
+}
+
+interface ReadRequest {
+  chatId: string;
+  user: string;
+  after: number | null;
+  first: number;
 }
 
 export interface ChatLimits {
@@ -75,6 +90,8 @@ function parseMessage(chatId: string, json: string): Message {
 }
 
 export class ChatService {
+  private readonly reader = new DataLoader<ReadRequest, ChatRead>((requests) => this.readBatch(requests), { cache: false });
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
@@ -183,15 +200,13 @@ export class ChatService {
 
   /**
    * `user`'s read position and up to `first` retained messages with an id above `after` (above the read position
-   * when `after` is null), in one atomic read. Refuses non-members.
+   * when `after` is null), read atomically; `more` when there may be more. Refuses non-members. Reads of one chat
+   * issued in the same tick (every subscriber of a chat woken by one move) share one script call.
    */
-  async read(chatId: string, user: string, after: number | null, first: number): Promise<{ readUpTo: number; messages: Message[] }> {
+  async read(chatId: string, user: string, after: number | null, first: number): Promise<ChatRead> {
     if (after !== null && (!Number.isSafeInteger(after) || after < 0)) throw badInput('after', 'must be a message id (an integer ≥ 0)');
     checkPage('first', first, MESSAGES_PAGE_MAX);
-    const c = this.keys.chat(chatId);
-    const [status, ...rows] = await this.redis.chatRead(c.meta, c.members, c.messages, user, after ?? -1, first);
-    if (status < 0) throw refusal(status, chatId);
-    return { readUpTo: status, messages: rows.map((json) => parseMessage(chatId, json)) };
+    return this.reader.load({ chatId, user, after, first });
   }
 
   /** The state of each chat as `viewer` sees it (null for a chat that does not exist), one script per chat. */
@@ -246,6 +261,46 @@ export class ChatService {
   indexHead(user: string): { key: string; channel: string } {
     const u = this.keys.user(user);
     return { key: u.chatsVersion, channel: u.bell };
+  }
+
+  /** One chat-read script per (chat, after, first) among `requests`, for all their readers at once. */
+  private async readBatch(requests: readonly ReadRequest[]): Promise<(ChatRead | Error)[]> {
+    const groups = new Map<string, number[]>();
+    requests.forEach((r, i) => {
+      const key = `${r.chatId}:${r.after ?? -1}:${r.first}`;
+      groups.set(key, [...(groups.get(key) ?? []), i]);
+    });
+    const results: (ChatRead | Error)[] = [];
+    await Promise.all(
+      [...groups.values()].map(async (indexes) => {
+        const { chatId, after, first } = requests[indexes[0]!]!;
+        const readers = [...new Set(indexes.map((i) => requests[i]!.user))];
+        const c = this.keys.chat(chatId);
+        try {
+          const reply = await this.redis.chatRead(c.meta, c.members, c.messages, after ?? -1, first, ...readers);
+          const rows = reply.slice(readers.length) as string[];
+          const messages = rows.map((json) => parseMessage(chatId, json));
+          for (const i of indexes) {
+            if (reply.length === 0) {
+              results[i] = refusal(-1, chatId);
+              continue;
+            }
+            const position = reply[readers.indexOf(requests[i]!.user)] as number;
+            results[i] =
+              position < 0
+                ? refusal(-2, chatId)
+                : {
+                    readUpTo: position,
+                    messages: after === null ? messages.filter((m) => m.id > position) : messages,
+                    more: rows.length === first,
+                  };
+          }
+        } catch (err) {
+          for (const i of indexes) results[i] = err instanceof Error ? err : new Error(String(err));
+        }
+      }),
+    );
+    return results;
   }
 
   private checkText(text: string, argument: string): void {

@@ -11,7 +11,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import type { ChatService, Message } from './chats.js';
+import type { ChatRead, ChatService, Message } from './chats.js';
 import type { MailboxPoller } from './mailbox-poller.js';
 import type { Notification, NotificationService } from './notifications.js';
 
@@ -91,7 +91,7 @@ export class FeedService {
         for (;;) {
           const state = followed.get(id);
           if (!state) return true;
-          let batch: { readUpTo: number; messages: Message[] };
+          let batch: ChatRead;
           try {
             batch = await this.chats.read(id, viewer, state.cursor, FEED_BATCH);
           } catch (err) {
@@ -118,7 +118,7 @@ export class FeedService {
             if (stopped) return false;
             await this.chats.markRead(id, viewer, delivered);
           }
-          if (batch.messages.length < FEED_BATCH) return true;
+          if (!batch.more) return true;
         }
       };
 

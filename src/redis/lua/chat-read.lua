@@ -1,18 +1,30 @@
--- chat-read: a member's read position and the retained messages after an id, read atomically.
+-- chat-read: several members' read positions and the retained messages after an id, read atomically (one call
+-- serves every reader of a chat that one process has at one moment).
 -- KEYS[1] chat meta  KEYS[2] members  KEYS[3] messages
--- ARGV[1] member  ARGV[2] after (-1: after the member's read position)  ARGV[3] limit
--- Returns {-1} no such chat, {-2} not a member; else {readPosition, message JSON...} in id order.
+-- ARGV[1] after (-1: after the lowest read position of the readers)  ARGV[2] limit  ARGV[3..] readers
+-- Returns {} when the chat does not exist; else {position of each reader (-1 when not a member), message
+-- JSON...}, the messages in id order.
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return { -1 }
+  return {}
 end
-local read = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not read then
-  return { -2 }
+local result = {}
+local lowest = nil
+for i = 3, #ARGV do
+  local read = redis.call('ZSCORE', KEYS[2], ARGV[i])
+  local position = read and tonumber(read) or -1
+  result[#result + 1] = position
+  if position >= 0 and (lowest == nil or position < lowest) then
+    lowest = position
+  end
 end
-local after = tonumber(ARGV[2])
+local after = tonumber(ARGV[1])
 if after < 0 then
-  after = tonumber(read)
+  after = lowest
 end
-local result = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. after, '+inf', 'LIMIT', 0, tonumber(ARGV[3]))
-table.insert(result, 1, tonumber(read))
+if after ~= nil then
+  local messages = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. after, '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
+  for _, json in ipairs(messages) do
+    result[#result + 1] = json
+  end
+end
 return result
