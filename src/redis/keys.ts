@@ -39,7 +39,7 @@ export function createKeys(prefix: string) {
         messages: c('msgs'),
         /** hash: member → "from:to:claimedUntil", gap notifications not yet delivered (an outbox) */
         gaps: c('gaps'),
-        /** sharded pub/sub channel: the doorbell rung with the version key when it moves */
+        /** sharded pub/sub channel: the doorbell, rung with "<version key> <new version>" (just the key: deleted) */
         bell: c('bell'),
       };
     },
@@ -57,7 +57,7 @@ export function createKeys(prefix: string) {
         inbox: u('inbox'),
         /** string counter: the last notification id */
         inboxSeq: u('inbox:seq'),
-        /** sharded pub/sub channel: the doorbell rung with `chatsVersion` or `inboxSeq` when they move */
+        /** sharded pub/sub channel: the doorbell, rung with "<key> <new value>" when `chatsVersion` or `inboxSeq` moves */
         bell: u('bell'),
       };
     },

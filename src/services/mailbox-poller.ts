@@ -4,8 +4,9 @@
  * sequence). Each tick reads the heads of the watched keys in one pipelined round trip per node and wakes the
  * listeners of the keys that moved; the listeners then fetch from their own read positions.
  *
- * Pub/sub is only a doorbell: the scripts that move a head also SPUBLISH the key's name on the mailbox's
- * sharded channel, and a ring makes the poller read that key at once. A lost ring costs at most one tick.
+ * Pub/sub is only a doorbell: the scripts that move a head also SPUBLISH "<key> <new value>" on the mailbox's
+ * sharded channel, and a ring wakes that key's listeners at once, with no read (a ring without a value makes
+ * the poller read the key at once). A lost ring costs at most one tick.
  * Full ticks back off from `intervalMs` to `idleMs` while they find nothing the doorbells did not announce;
  * a full tick that finds an unannounced move, or a doorbell connection that is down, resets the interval.
  */
@@ -46,7 +47,10 @@ export class MailboxPoller {
     private readonly log: Logger,
   ) {
     this.interval = options.intervalMs;
-    subscriber.on('smessage', (_channel: string, key: string) => this.ring(key));
+    subscriber.on('smessage', (_channel: string, message: string) => {
+      const [key = '', value] = message.split(' ');
+      this.ring(key, value);
+    });
   }
 
   /**
@@ -62,7 +66,7 @@ export class MailboxPoller {
       this.subscribe(channel);
     }
     entry.listeners.add(listener);
-    if (entry.head === undefined) this.ring(key);
+    if (entry.head === undefined) this.ring(key); // the first read
     this.schedule();
     let active = true;
     return () => {
@@ -103,10 +107,18 @@ export class MailboxPoller {
     this.subscriber.sunsubscribe(channel).catch((err: Error) => this.warn('doorbell unsubscribe failed', err));
   }
 
-  private ring(key: string): void {
-    if (!this.watched.has(key) || this.stopped) return;
-    this.rung.add(key);
+  private ring(key: string, value?: string): void {
+    const entry = this.watched.get(key);
+    if (!entry || this.stopped) return;
     this.announced.add(key);
+    if (value !== undefined && entry.head !== undefined) {
+      if (entry.head !== value) {
+        entry.head = value;
+        for (const listener of entry.listeners) listener();
+      }
+      return;
+    }
+    this.rung.add(key);
     if (this.ringScheduled) return;
     this.ringScheduled = true;
     setImmediate(() => {

@@ -23,6 +23,5 @@ if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[4]) then
 end
 redis.call('ZADD', KEYS[4], last, ARGV[1])
 redis.call('ZADD', KEYS[5], 0, ARGV[1])
-redis.call('INCR', KEYS[3])
-redis.call('SPUBLISH', ARGV[3], KEYS[3])
+redis.call('SPUBLISH', ARGV[3], KEYS[3] .. ' ' .. redis.call('INCR', KEYS[3]))
 return { 1, last }

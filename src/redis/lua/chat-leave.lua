@@ -25,7 +25,8 @@ if redis.call('ZCARD', KEYS[4]) == 0 then
   status = 2
 else
   trimRead(KEYS[4], KEYS[6], tonumber(redis.call('GET', KEYS[2])), tonumber(ARGV[2]))
-  redis.call('INCR', KEYS[3])
+  redis.call('SPUBLISH', ARGV[3], KEYS[3] .. ' ' .. redis.call('INCR', KEYS[3]))
+  return status
 end
-redis.call('SPUBLISH', ARGV[3], KEYS[3])
+redis.call('SPUBLISH', ARGV[3], KEYS[3]) -- deleted: no version to announce
 return status

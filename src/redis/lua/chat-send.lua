@@ -55,6 +55,5 @@ if redis.call('HLEN', KEYS[6]) > 0 then
   end
 end
 
-redis.call('INCR', KEYS[3])
-redis.call('SPUBLISH', ARGV[5], KEYS[3])
+redis.call('SPUBLISH', ARGV[5], KEYS[3] .. ' ' .. redis.call('INCR', KEYS[3]))
 return result

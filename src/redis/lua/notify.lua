@@ -10,5 +10,5 @@ if ARGV[3] ~= '' then
 end
 redis.call('ZADD', KEYS[1], id, cjson.encode(notification))
 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
-redis.call('SPUBLISH', ARGV[5], KEYS[2])
+redis.call('SPUBLISH', ARGV[5], KEYS[2] .. ' ' .. id)
 return id

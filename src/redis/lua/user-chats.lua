@@ -10,7 +10,6 @@ else
   changed = redis.call('ZREM', KEYS[1], ARGV[2])
 end
 if changed == 1 then
-  redis.call('INCR', KEYS[2])
-  redis.call('SPUBLISH', ARGV[3], KEYS[2])
+  redis.call('SPUBLISH', ARGV[3], KEYS[2] .. ' ' .. redis.call('INCR', KEYS[2]))
 end
 return changed
