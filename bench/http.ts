@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import { HOST, assertAllRunning, freePort, graphql, httpOk, median, positiveInt, progress, start, startRedis, stopAll, waitFor } from './support/processes.js';
+import { HOST, assertAllRunning, freePort, graphql, httpOk, median, positiveInt, progress, runBench, start, startRedis, waitFor } from './support/processes.js';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 5);
 const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
@@ -148,13 +148,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-let code = 1;
-try {
-  code = await main();
-} catch (err) {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
-} finally {
-  progress('stopping children');
-  await stopAll();
-}
-process.exit(code);
+await runBench(main);

@@ -63,11 +63,11 @@ import {
   median,
   positiveInt,
   progress,
+  runBench,
   sleep,
   start,
   startRedis,
   stop,
-  stopAll,
   waitFor,
   type Child,
 } from './support/processes.js';
@@ -848,14 +848,6 @@ async function main(): Promise<number> {
   return 0;
 }
 
-let code = 1;
-try {
-  code = await main();
-} catch (err) {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+await runBench(main, () => {
   for (const f of failures.slice(0, 20)) process.stderr.write(`  ${f}\n`);
-} finally {
-  progress('stopping children');
-  await stopAll();
-}
-process.exit(code);
+});

@@ -184,3 +184,18 @@ export function cpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
 }
+
+/** Runs a benchmark's main, stops every child whatever happens, and exits with main's code (1 on a throw). */
+export async function runBench(main: () => Promise<number>, onFailure: () => void = () => undefined): Promise<never> {
+  let code = 1;
+  try {
+    code = await main();
+  } catch (err) {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    onFailure();
+  } finally {
+    progress('stopping children');
+    await stopAll();
+  }
+  process.exit(code);
+}
