@@ -18,9 +18,10 @@
  *    BENCH_SECONDS: Redis commands/s (delta of INFO stats total_commands_processed, less our own INFO) and the CPU %
  *    of the process under test and of redis-server (/proc/<pid>/stat, CLK_TCK). A short window with neither
  *    running is shown too (the floor). Aim: the gateway at least 20x fewer commands/s.
- * 2. Latency and loss. BENCH_LIVE_SUBSCRIBERS subscribers over BENCH_LIVE_CONNECTIONS sockets; BENCH_MESSAGES
- *    messages sent at a steady BENCH_RATE per second (round robin over the chats), each text carrying its send
- *    time; send start -> receipt for every (message, subscriber); p50/p99. Aim: gateway p99 within 1.5x of the
+ * 2. Latency and loss. BENCH_LIVE_SUBSCRIBERS subscribers over BENCH_LIVE_CONNECTIONS sockets; messages sent at
+ *    a steady rate for BENCH_SECONDS at each of BENCH_RATES (round robin over the chats), each text carrying its
+ *    send time; send start -> receipt for every (message, subscriber); p50/p99. Latency near saturation is mostly
+ *    queueing, so it is measured at a moderate and at a heavy rate. Aim: gateway p99 within 1.5x of the
  *    push baseline's. Then the loss check: BENCH_AWAY subscribers (whole sockets) disconnect, BENCH_AWAY_MESSAGES
  *    messages go to their chats, they reconnect with new subscriptions; counted: how many of the messages sent
  *    while away each one delivers (the gateway replays everything unread; only the ids sent while away count).
@@ -35,7 +36,9 @@
  *
  * Env (defaults): BENCH_SECONDS (10), BENCH_ROUNDS (1), BENCH_MEMBERS (10), BENCH_IDLE_SUBSCRIBERS (10000),
  * BENCH_IDLE_CONNECTIONS (100), BENCH_IDLE_SETTLE_SECONDS (5), BENCH_NAIVE_INTERVAL_MS (100),
- * BENCH_LIVE_SUBSCRIBERS (1000), BENCH_LIVE_CONNECTIONS (100), BENCH_MESSAGES (2000), BENCH_RATE (200),
+ * BENCH_LIVE_SUBSCRIBERS (1000), BENCH_LIVE_CONNECTIONS (100), BENCH_RATES (50,200: latency is measured at
+ * each send rate for BENCH_SECONDS, after a 2 s warm-up at that rate that is not timed; the loss check runs with
+ * the first),
  * BENCH_AWAY (100), BENCH_AWAY_MESSAGES (100), BENCH_SENDERS (50), BENCH_DRAIN_SECONDS (30), BENCH_SECTIONS (1,2,3: which
  * sections run, e.g. BENCH_SECTIONS=2 for latency and loss only). Subscribers and
  * connections must be multiples of BENCH_MEMBERS, and BENCH_AWAY a multiple of the subscriptions per connection.
@@ -81,8 +84,13 @@ const IDLE_SETTLE_SECONDS = positiveInt('BENCH_IDLE_SETTLE_SECONDS', 5);
 const NAIVE_INTERVAL_MS = positiveInt('BENCH_NAIVE_INTERVAL_MS', 100);
 const LIVE_SUBSCRIBERS = positiveInt('BENCH_LIVE_SUBSCRIBERS', 1000);
 const LIVE_CONNECTIONS = positiveInt('BENCH_LIVE_CONNECTIONS', 100);
-const MESSAGES = positiveInt('BENCH_MESSAGES', 2000);
-const RATE = positiveInt('BENCH_RATE', 200);
+/** Latency is measured at each of these send rates (messages/s), for BENCH_SECONDS each, after 2 s of warm-up. */
+const RATES = (process.env.BENCH_RATES ?? '50,200').split(',').map((r) => {
+  const n = Number(r);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_RATES must be positive integers, got "${process.env.BENCH_RATES}"`);
+  return n;
+});
+const WARMUP_SECONDS = 2;
 const AWAY = positiveInt('BENCH_AWAY', 100);
 const AWAY_MESSAGES = positiveInt('BENCH_AWAY_MESSAGES', 100);
 const SENDERS = positiveInt('BENCH_SENDERS', 50);
@@ -545,10 +553,11 @@ interface LatencyResult {
   lost: number;
   sendRate: number;
   usage: Usage;
-  away: { subscribers: number; expected: number; delivered: number; complete: number };
+  /** The loss check's result, when this round ran it. */
+  away?: { subscribers: number; expected: number; delivered: number; complete: number };
 }
 
-async function latency(target: Target, stats: Redis, redisPid: number, round: number): Promise<LatencyResult> {
+async function latency(target: Target, stats: Redis, redisPid: number, round: number, rate: number, lossCheck: boolean): Promise<LatencyResult> {
   const { perConnection } = shape(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS, 'live');
   if (AWAY % perConnection || AWAY > LIVE_SUBSCRIBERS) {
     throw new Error(`BENCH_AWAY (${AWAY}) must be a multiple of the subscriptions per connection (${perConnection}), at most BENCH_LIVE_SUBSCRIBERS`);
@@ -558,35 +567,51 @@ async function latency(target: Target, stats: Redis, redisPid: number, round: nu
   const subs = await audience.connect(layout.users.map((_, u) => u));
   await audience.ready(subs, 'subscriptions');
 
-  progress(`latency round ${round}: ${target.name}, ${MESSAGES} messages at ${RATE}/s to ${layout.chats.length} chats`);
+  /** Sends `count` messages at `rate`, round robin over the chats; returns the send rate achieved. */
+  const paced = async (count: number, prefix: string, sent: number[][]): Promise<number> => {
+    const t0 = performance.now();
+    const inFlight = new Set<Promise<void>>();
+    for (let n = 0; n < count; n++) {
+      const wait = t0 + (n * 1000) / rate - performance.now();
+      if (wait >= 1) await sleep(wait);
+      const chat = n % layout.chats.length;
+      const p: Promise<void> = sendMessage(target, layout, chat, Math.floor(n / layout.chats.length), `${prefix} ${n} ${performance.now()}`)
+        .then((id) => void sent[chat]!.push(id))
+        .catch((err: unknown) => audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`))
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    await Promise.all(inFlight);
+    // Until the last response: below `rate` when the target cannot keep up (its latency is then queueing).
+    return count / ((performance.now() - t0) / 1000);
+  };
+
+  // Warm-up at the same rate, not timed (JIT, script cache, connection pools), as bench/http.ts does.
+  progress(`latency round ${round}: ${target.name}, ${WARMUP_SECONDS} s warm-up at ${rate}/s`);
+  const warm = layout.chats.map((): number[] => []);
+  await paced(WARMUP_SECONDS * rate, `w${round}`, warm);
+  await audience.settle(subs, (c) => warm[c]!);
+
+  const messages = SECONDS * rate;
+  progress(`latency round ${round}: ${target.name}, ${messages} messages at ${rate}/s to ${layout.chats.length} chats`);
   const prefix = `m${round}`;
   audience.timedPrefix = `${prefix} `;
   const sent = layout.chats.map((): number[] => []);
   const read = await meter(stats, [pidOf(target.child), redisPid]);
-  const t0 = performance.now();
-  const inFlight = new Set<Promise<void>>();
-  for (let n = 0; n < MESSAGES; n++) {
-    const wait = t0 + (n * 1000) / RATE - performance.now();
-    if (wait >= 1) await sleep(wait);
-    const chat = n % layout.chats.length;
-    const p: Promise<void> = sendMessage(target, layout, chat, Math.floor(n / layout.chats.length), `${prefix} ${n} ${performance.now()}`)
-      .then((id) => void sent[chat]!.push(id))
-      .catch((err: unknown) => audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => inFlight.delete(p));
-    inFlight.add(p);
-  }
-  await Promise.all(inFlight);
-  // Until the last response: below BENCH_RATE when the target cannot keep up (its latency is then queueing).
-  const sendRate = MESSAGES / ((performance.now() - t0) / 1000);
+  const sendRate = await paced(messages, prefix, sent);
   const lost = await audience.settle(subs, (c) => sent[c]!);
   const usage = await read();
-  const expected = MESSAGES * MEMBERS;
+  const expected = messages * MEMBERS;
   const p50 = percentile(audience.latencies, 50);
   const p99 = percentile(audience.latencies, 99);
   progress(`  ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(p50)} ms, p99 ${round1(p99)} ms, all answered at ${Math.round(sendRate)}/s`);
   progress(`  ${describe(usage)}`);
   if (lost && target.kind === 'gateway') audience.fail(`latency run: ${lost} of ${expected} deliveries missing`);
 
+  if (!lossCheck) {
+    await audience.disconnect();
+    return { p50, p99, expected, lost, sendRate, usage };
+  }
   // Loss check: whole sockets go away, messages go to their chats, they come back with new subscriptions.
   const awayUsers = layout.users.slice(0, AWAY / perConnection).map((_, u) => u);
   const awayChats = [...new Set(awayUsers.flatMap((u) => layout.chatsOf[u]!))];
@@ -757,11 +782,15 @@ async function main(): Promise<number> {
     const idle = SECTIONS.has('1') ? await idleCost(gateway, seeder, redisServer.url, stats, redisPid) : undefined;
 
     const targets = [gateway, push];
-    const lat = targets.map((): LatencyResult[] => []);
+    const lat = RATES.map(() => targets.map((): LatencyResult[] => []));
     const thr = targets.map((): ThroughputResult[] => []);
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 ? [0, 1] : [1, 0];
-      if (SECTIONS.has('2')) for (const i of order) lat[i]!.push(await latency(targets[i]!, stats, redisPid, round));
+      if (SECTIONS.has('2')) {
+        for (const [r, rate] of RATES.entries()) {
+          for (const i of order) lat[r]![i]!.push(await latency(targets[i]!, stats, redisPid, round, rate, r === 0));
+        }
+      }
       if (SECTIONS.has('3')) for (const i of order) thr[i]!.push(await throughput(targets[i]!, stats, redisPid, round));
     }
 
@@ -785,24 +814,29 @@ async function main(): Promise<number> {
 
     const med = <T>(xs: T[], f: (x: T) => number) => median(xs.map(f));
     if (SECTIONS.has('2')) {
-      console.log(`\n2. Latency: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${LIVE_CONNECTIONS} sockets; ${MESSAGES} messages at ${RATE}/s; ${ROUNDS} round(s), medians`);
+      console.log(`\n2. Latency: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${LIVE_CONNECTIONS} sockets; ${SECONDS} s at each rate; ${ROUNDS} round(s), medians`);
       console.table(
-        targets.map((t, i) => ({
-          target: t.name,
-          'p50 ms': round1(med(lat[i]!, (r) => r.p50)),
-          'p99 ms': round1(med(lat[i]!, (r) => r.p99)),
-          'deliveries missing': lat[i]!.map((r) => `${r.lost}/${r.expected}`).join(' '),
-          'answered/s': Math.round(med(lat[i]!, (r) => r.sendRate)),
-          'process CPU %': round1(med(lat[i]!, (r) => r.usage.cpu[0]!)),
-          'redis CPU %': round1(med(lat[i]!, (r) => r.usage.cpu[1]!)),
-          'redis cmds/s': Math.round(med(lat[i]!, (r) => r.usage.commandsPerSecond)),
-        })),
+        RATES.flatMap((rate, r) =>
+          targets.map((t, i) => ({
+            target: t.name,
+            'rate /s': rate,
+            'p50 ms': round1(med(lat[r]![i]!, (x) => x.p50)),
+            'p99 ms': round1(med(lat[r]![i]!, (x) => x.p99)),
+            'deliveries missing': lat[r]![i]!.map((x) => `${x.lost}/${x.expected}`).join(' '),
+            'answered/s': Math.round(med(lat[r]![i]!, (x) => x.sendRate)),
+            'process CPU %': round1(med(lat[r]![i]!, (x) => x.usage.cpu[0]!)),
+            'redis CPU %': round1(med(lat[r]![i]!, (x) => x.usage.cpu[1]!)),
+            'redis cmds/s': Math.round(med(lat[r]![i]!, (x) => x.usage.commandsPerSecond)),
+          })),
+        ),
       );
-      const p99Ratio = med(lat[0]!, (r) => r.p99) / med(lat[1]!, (r) => r.p99);
-      console.log(`ratio p99 gateway/push = ${p99Ratio.toFixed(2)}  (aim <= ${P99_AIM}: ${p99Ratio <= P99_AIM ? 'met' : 'NOT met'})`);
-      for (const [i, t] of targets.entries()) {
-        if (med(lat[i]!, (r) => r.sendRate) < 0.9 * RATE) {
-          console.log(`note: ${t.name} answered fewer than 90% of ${RATE}/s: it is saturated at this rate and its latency is mostly queueing (try a lower BENCH_RATE)`);
+      for (const [r, rate] of RATES.entries()) {
+        const p99Ratio = med(lat[r]![0]!, (x) => x.p99) / med(lat[r]![1]!, (x) => x.p99);
+        console.log(`at ${rate}/s: ratio p99 gateway/push = ${p99Ratio.toFixed(2)}  (aim <= ${P99_AIM}: ${p99Ratio <= P99_AIM ? 'met' : 'NOT met'})`);
+        for (const [i, t] of targets.entries()) {
+          if (med(lat[r]![i]!, (x) => x.sendRate) < 0.9 * rate) {
+            console.log(`note: ${t.name} answered fewer than 90% of ${rate}/s: it is saturated at this rate and its latency is mostly queueing`);
+          }
         }
       }
       console.log(`Loss check: ${AWAY} subscribers disconnect, ${AWAY_MESSAGES} messages to their chats, they resubscribe`);
@@ -810,7 +844,10 @@ async function main(): Promise<number> {
         targets.map((t, i) => ({
           target: t.name,
           ...Object.fromEntries(
-            lat[i]!.map((r, k) => [`round ${k + 1} delivered`, `${r.away.delivered}/${r.away.expected} (${r.away.complete}/${r.away.subscribers} subscribers complete)`]),
+            lat[0]![i]!.map((x, k) => [
+              `round ${k + 1} delivered`,
+              x.away ? `${x.away.delivered}/${x.away.expected} (${x.away.complete}/${x.away.subscribers} subscribers complete)` : '-',
+            ]),
           ),
         })),
       );

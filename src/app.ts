@@ -30,6 +30,7 @@ export const CLOSE_FORBIDDEN = 4403;
  * retry it; their subscriptions then resume from the read positions kept in Redis.
  */
 export const CLOSE_SLOW_CONSUMER = 1013;
+const SLOW_CONSUMER_GRACE_MS = 5000;
 
 interface ServerContext {
   req: IncomingMessage;
@@ -182,9 +183,15 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       execute: (args) => (args as EnvelopedArgs).rootValue.execute(args) as never,
       onNext: (ctx) => {
         const { socket } = ctx.extra;
+        // Throwing ends this operation (graphql-ws returns its stream), so nothing more is read for a socket
+        // that is going away.
+        if (socket.readyState !== socket.OPEN) throw new Error('socket is closing');
         if (socket.bufferedAmount > config.websocket.sendBufferBytes) {
           connectionLog(ctx).warn({ buffered: socket.bufferedAmount }, 'websocket closed: client reads too slowly');
           socket.close(CLOSE_SLOW_CONSUMER, 'Try again later: the client reads too slowly');
+          // The close frame waits behind the unsent data; a client that does not read it is cut off.
+          setTimeout(() => socket.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
+          throw new Error('client reads too slowly');
         }
       },
       subscribe: (args) => (args as EnvelopedArgs).rootValue.subscribe(args) as never,
@@ -192,8 +199,12 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
         const token = bearerToken(ctx.connectionParams?.authorization);
         if (token === undefined) return true; // anonymous connections may run public operations
         const viewer = token ? await resolveViewer(services, config.adminUsers, token) : null;
-        if (!viewer) connectionLog(ctx).info('websocket refused: bad or expired token');
-        return viewer !== null; // false closes the socket with 4403 Forbidden
+        if (!viewer) {
+          connectionLog(ctx).info('websocket refused: bad or expired token');
+          return false; // closes the socket with 4403 Forbidden
+        }
+        watchSession(ctx.extra.socket, token!);
+        return true;
       },
       onSubscribe: async (ctx, id, payload) => {
         const opLog = connectionLog(ctx).child({ operationId: id });
@@ -248,6 +259,24 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     },
     wss,
   );
+
+  /**
+   * Live subscriptions outlast the operation that checked their token, so a socket's session is checked again
+   * every WS_SESSION_CHECK_MS; once revoked or expired, the socket closes with 4403. (A failed check, Redis being
+   * away, keeps the socket.)
+   */
+  function watchSession(socket: WebSocket, token: string): void {
+    const timer = setInterval(() => {
+      services.sessions.resolve(token).then(
+        (username) => {
+          if (username === null) socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
+        },
+        () => undefined,
+      );
+    }, config.websocket.sessionCheckMs);
+    timer.unref();
+    socket.once('close', () => clearInterval(timer));
+  }
 
   return {
     server,

@@ -46,6 +46,7 @@ const EnvSchema = z.object({
   POLL_IDLE_MS: intFrom(10, 600_000).default(1000),
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
   WS_SEND_BUFFER_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
+  WS_SESSION_CHECK_MS: intFrom(100, 3_600_000).default(15_000),
 });
 
 export type RedisTarget =
@@ -84,6 +85,8 @@ export interface Config {
     maxSubscriptions: number;
     /** Past this many bytes queued for a slow socket, it is closed with CLOSE_SLOW_CONSUMER. */
     sendBufferBytes: number;
+    /** How often an open socket's session is checked again (revoked or expired: closed with 4403). */
+    sessionCheckMs: number;
   };
 }
 
@@ -142,6 +145,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxMembers: e.MAX_CHAT_MEMBERS,
     },
     poll: { intervalMs: e.POLL_INTERVAL_MS, idleMs: e.POLL_IDLE_MS },
-    websocket: { maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS, sendBufferBytes: e.WS_SEND_BUFFER_BYTES },
+    websocket: {
+      maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS,
+      sendBufferBytes: e.WS_SEND_BUFFER_BYTES,
+      sessionCheckMs: e.WS_SESSION_CHECK_MS,
+    },
   };
 }

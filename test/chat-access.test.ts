@@ -7,7 +7,7 @@ import { CHAT, MESSAGE_ADDED, SEND, createChat, record } from './support/chats.j
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3', WS_SEND_BUFFER_BYTES: '1024' });
+  t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3', WS_SEND_BUFFER_BYTES: '1024', WS_SESSION_CHECK_MS: '200' });
 });
 afterAll(() => t.close());
 
@@ -40,6 +40,24 @@ describe('authorization', () => {
     expect(await t.redis.dump(createKeys(t.config.keyPrefix).chat(chatId).members)).toEqual(before);
     expect((await t.gql<{ chat: { lastMessageId: number } }>(CHAT, { c: chatId }, ann.token)).data?.chat.lastMessageId).toBe(1);
     expect(await t.redis.zcard(createKeys(t.config.keyPrefix).user(eve.username).chats)).toBe(0);
+  });
+
+  it('closes a socket with 4403 once its session is revoked elsewhere, ending its live subscriptions', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, [], 'hi');
+    const live = record(t.wsClient(ann.token), MESSAGE_ADDED, { c: chatId });
+    await live.until((items) => items.length === 1);
+    expect((await t.gql('mutation { signOut }', {}, ann.token)).data).toEqual({ signOut: true });
+    await live.until(() => live.closed !== null);
+    expect(live.closed).toEqual({ code: 4403 });
+  });
+
+  it('refuses removeChatMember of oneself (leaveChat is for that) with BAD_USER_INPUT', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, []);
+    const r = await t.gql('mutation($c: ID!, $u: String!) { removeChatMember(chatId: $c, username: $u) }', { c: chatId, u: ann.username }, ann.token);
+    expect(code(r)).toBe('BAD_USER_INPUT');
+    expect((await t.gql<{ chat: { memberCount: number } }>(CHAT, { c: chatId }, ann.token)).data?.chat.memberCount).toBe(1);
   });
 
   it('asks anonymous callers to sign in, over HTTP and WebSocket', async () => {

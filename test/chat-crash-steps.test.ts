@@ -47,6 +47,23 @@ describe('a crash between the steps of', () => {
     await send(t, ann.token, chatId, 'not for bob');
     await live.until((items) => items.length === 1);
     expect(live.items.map((m) => m.chatId)).toEqual([other]);
+
+    // Leaving again is refused (not a member) but clears the stale entry.
+    const again = await t.gql('mutation($c: ID!) { leaveChat(chatId: $c) }', { c: chatId }, bob.token);
+    expect(again.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(await t.redis.zscore(keys.user(bob.username).chats, chatId)).toBeNull();
+  });
+
+  it('a leave whose index step runs after a concurrent add re-made the user a member: the entry stays', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'hi');
+    const c = keys.chat(chatId);
+    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, bob.username, 5, c.bell, ''); // bob's leave, step 1
+    await t.gql('mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }', { c: chatId, u: bob.username }, ann.token);
+    // bob's leave, step 2 (the index), running late:
+    await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(bob.username, chatId);
+    const chats = await t.gql<{ chats: { id: string }[] }>('{ chats { id } }', {}, bob.token);
+    expect(chats.data?.chats.map((x) => x.id)).toEqual([chatId]);
   });
 
   it('a send that claimed gap notifications and died before delivering them: a later send delivers them', async () => {

@@ -91,6 +91,21 @@ describe('catching up', () => {
   });
 });
 
+describe('several devices', () => {
+  it('a second device receives new messages that the first one marked read', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'one');
+    const phone = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId, r: true });
+    const desktop = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await Promise.all([phone.until((items) => items.length === 1), desktop.until((items) => items.length === 1)]);
+    await sendMany(t, ann.token, chatId, 20);
+    await Promise.all([phone.until((items) => items.length === 21), desktop.until((items) => items.length === 21)]);
+    expect(ids(desktop.items)).toEqual(range(1, 21));
+    expect(ids(phone.items)).toEqual(range(1, 21));
+    await expect.poll(async () => (await t.gql<ChatView>(CHAT, { c: chatId }, bob.token)).data?.chat?.readUpTo).toBe(21);
+  });
+});
+
 describe('joining, leaving and the all-chats subscription', () => {
   it('joins a public chat at its last id (also with no message yet); a private chat refuses with FORBIDDEN', async () => {
     const [ann, bob, cat] = await Promise.all([t.signUp(), t.signUp(), t.signUp()]);

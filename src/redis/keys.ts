@@ -29,7 +29,7 @@ export function createKeys(prefix: string) {
         meta: c('meta'),
         /** string counter: the last message id */
         seq: c('seq'),
-        /** string counter bumped by every change (message, join, leave): what subscription pollers watch */
+        /** string counter: 1 at creation, bumped by every message, join and leave; what subscription pollers watch */
         version: c('ver'),
         /** sorted set: member → read position (the last message id they have read) */
         members: c('members'),

@@ -60,6 +60,13 @@ export const notifications = (_root: unknown, args: Args<{ first: number }>, ctx
 
 // --- Mutations -----------------------------------------------------------------------------------------------
 
+/** A chat a mutation just changed: forget what this operation loaded of it, so its fields show the change. */
+function changed(ctx: Context, id: string): ChatRef {
+  ctx.loaders.chatState.clear(id);
+  ctx.loaders.chatMembers.clearAll();
+  return { id };
+}
+
 export const createChat = async (
   _root: unknown,
   args: { members: string[] } & Args<{ message: string; isPublic: boolean }>,
@@ -71,7 +78,7 @@ export const createChat = async (
 export const addChatMember = async (_root: unknown, args: { chatId: string; username: string }, ctx: Context): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
   await ctx.services.chats.addMember(id, requireViewer(ctx).username, args.username);
-  return { id };
+  return changed(ctx, id);
 };
 
 export const removeChatMember = async (_root: unknown, args: { chatId: string; username: string }, ctx: Context): Promise<boolean> => {
@@ -82,7 +89,7 @@ export const removeChatMember = async (_root: unknown, args: { chatId: string; u
 export const joinChat = async (_root: unknown, args: { chatId: string }, ctx: Context): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
   await ctx.services.chats.join(id, requireViewer(ctx).username);
-  return { id };
+  return changed(ctx, id);
 };
 
 export const leaveChat = async (_root: unknown, args: { chatId: string }, ctx: Context): Promise<boolean> => {
@@ -96,7 +103,7 @@ export const sendMessage = (_root: unknown, args: { chatId: string; text: string
 export const markRead = async (_root: unknown, args: { chatId: string; upTo: number }, ctx: Context): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
   await ctx.services.chats.markRead(id, requireViewer(ctx).username, args.upTo);
-  return { id };
+  return changed(ctx, id);
 };
 
 export const removeContact = (_root: unknown, args: { username: string }, ctx: Context): Promise<boolean> =>

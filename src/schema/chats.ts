@@ -106,7 +106,7 @@ builder.mutationFields((t) => ({
   }),
   removeChatMember: t.field({
     type: 'Boolean',
-    description: "The chat's creator removes a member, whose subscriptions to it stop.",
+    description: "The chat's creator removes a member (not themself: leaveChat), whose subscriptions to it stop.",
     args: { chatId: chatId(t), username: t.arg.string({ required: true }) },
     resolve: resolvers.removeChatMember,
   }),

@@ -9,7 +9,10 @@
  *   ignored by every reader (and undone at once when the chat step refuses);
  * - leaving writes the chat first, then the index;
  * - a gap notification waits in the chat's outbox until it is delivered to the user's mailbox, and is removed
- *   only after (a crash in between delivers it again, GAP_CLAIM_MS later).
+ *   only after (a crash in between delivers it again, GAP_CLAIM_MS later, at the chat's next message).
+ * After a leave, the index step checks the chat again and puts the entry back if a concurrent add or join made
+ * the user a member meanwhile. Work after a write has committed (contacts, notifications) is best-effort: its
+ * failure is logged, never reported as the write's failure (a client would retry a write that happened).
  */
 import DataLoader from 'dataloader';
 import { badInput, forbidden, notFound } from '../errors.js';
@@ -19,6 +22,7 @@ import type { ContactService } from './contacts.js';
 import type { NotificationService } from './notifications.js';
 import { checkPage } from './paging.js';
 import { normalizeUsername, type UserService } from './users.js';
+import type { Logger } from 'pino';
 
 export interface Message {
   id: number;
@@ -61,6 +65,8 @@ export interface ChatLimits {
 }
 
 export const MESSAGES_PAGE_MAX = 500;
+/** Sending moves the other members to the front of the sender's contacts in chats up to this size only. */
+export const CONTACT_CHAT_MAX = 20;
 /** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */
 export const GAP_CLAIM_MS = 30_000;
 export const MEMBERS_PAGE_MAX = 1000;
@@ -99,6 +105,7 @@ export class ChatService {
     private readonly users: UserService,
     private readonly contacts: ContactService,
     private readonly notifications: NotificationService,
+    private readonly log: Logger,
   ) {}
 
   /** Creates a chat of `creator` and `members`, with an optional first message. Returns its id. */
@@ -116,10 +123,10 @@ export class ChatService {
     const c = this.keys.chat(id);
     const created = await this.redis.chatCreate(
       c.meta, c.seq, c.version, c.members, c.names, c.messages,
-      creator, isPublic ? 1 : 0, text ?? '', ...members,
+      creator, isPublic ? 1 : 0, text ?? '', c.bell, ...members,
     );
     if (created < 0) throw new Error(`chat id ${id} was already taken`);
-    await Promise.all([
+    await this.afterCommit('createChat', [
       this.contacts.touch(creator, members),
       ...members.map((m) => this.notifications.notify(m, 'added', `${creator} added you to chat ${id}`, { chatId: id, by: creator })),
     ]);
@@ -132,7 +139,7 @@ export class ChatService {
     await this.requireMember(chatId, by);
     if ((await this.users.unknown([user])).length > 0) throw notFound(`user "${user}"`);
     if (await this.enter(chatId, user, by)) {
-      await Promise.all([
+      await this.afterCommit('addChatMember', [
         this.contacts.touch(by, [user]),
         this.notifications.notify(user, 'added', `${by} added you to chat ${chatId}`, { chatId, by }),
       ]);
@@ -154,13 +161,15 @@ export class ChatService {
       c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps,
       user, this.limits.history, c.bell, '',
     );
+    // Not a member (or no such chat): an index entry a crash left behind still goes, so the user can clear it.
+    await this.unindex(user, chatId);
     if (status < 0) throw refusal(status, chatId);
-    await this.index(user, 'remove', chatId);
   }
 
-  /** The chat's creator removes a member. */
+  /** The chat's creator removes a member (not themself: they leave). */
   async removeMember(chatId: string, by: string, rawUser: string): Promise<void> {
     const user = normalizeUsername(rawUser);
+    if (user === by) throw badInput('username', 'to remove yourself, leave the chat');
     const c = this.keys.chat(chatId);
     const status = await this.redis.chatLeave(
       c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps,
@@ -169,8 +178,10 @@ export class ChatService {
     if (status === -3) throw forbidden(`only the creator of chat ${chatId} removes members`);
     if (status === -4) throw notFound(`member "${user}" of chat ${chatId}`);
     if (status < 0) throw refusal(status, chatId);
-    await this.index(user, 'remove', chatId);
-    await this.notifications.notify(user, 'removed', `${by} removed you from chat ${chatId}`, { chatId, by });
+    await this.unindex(user, chatId);
+    await this.afterCommit('removeChatMember', [
+      this.notifications.notify(user, 'removed', `${by} removed you from chat ${chatId}`, { chatId, by }),
+    ]);
   }
 
   async send(chatId: string, sender: string, text: string): Promise<Message> {
@@ -181,11 +192,14 @@ export class ChatService {
         c.meta, c.seq, c.version, c.members, c.messages, c.gaps,
         sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS,
       ),
-      this.redis.zrange(c.names, '0', '100'),
+      this.redis.zrange(c.names, '0', String(CONTACT_CHAT_MAX)).catch((): string[] => []),
     ]);
     const [id, sentAt, ...gaps] = reply as number[];
     if (id! < 0) throw refusal(id!, chatId);
-    await Promise.all([this.contacts.touch(sender, recipients), this.deliverGaps(chatId, gaps as (string | number)[])]);
+    await this.afterCommit('sendMessage', [
+      recipients.length <= CONTACT_CHAT_MAX ? this.contacts.touch(sender, recipients) : Promise.resolve(),
+      this.deliverGaps(chatId, gaps),
+    ]);
     return { id: id!, chatId, sender, text, sentAt: new Date(sentAt!) };
   }
 
@@ -315,13 +329,28 @@ export class ChatService {
     return this.redis.userChats(u.chats, u.chatsVersion, op, chatId, u.bell);
   }
 
+  /** Removes a chat from the user's index, then puts it back if a concurrent add or join made them a member. */
+  private async unindex(user: string, chatId: string): Promise<void> {
+    if ((await this.index(user, 'remove', chatId)) === 0) return;
+    const [state] = await this.states([chatId], user);
+    if (state?.readUpTo !== null && state?.readUpTo !== undefined) await this.index(user, 'add', chatId);
+  }
+
+  /** Waits for the best-effort work that follows a committed write; logs its failures instead of throwing. */
+  private async afterCommit(operation: string, work: Promise<unknown>[]): Promise<void> {
+    const results = await Promise.allSettled(work);
+    for (const r of results) {
+      if (r.status === 'rejected') this.log.warn({ err: r.reason instanceof Error ? r.reason.message : String(r.reason), operation }, 'follow-up of a committed write failed');
+    }
+  }
+
   /** Index first, then the chat; undoes the index entry it wrote if the chat refuses. Returns whether added. */
   private async enter(chatId: string, user: string, by: string): Promise<boolean> {
     const indexed = await this.index(user, 'add', chatId);
     const c = this.keys.chat(chatId);
     const [status] = await this.redis.chatJoin(c.meta, c.seq, c.version, c.members, c.names, user, by, c.bell, this.limits.maxMembers);
     if (status! >= 0) return status === 1;
-    if (indexed === 1) await this.index(user, 'remove', chatId);
+    if (indexed === 1) await this.unindex(user, chatId);
     if (status === -3) throw forbidden(`chat ${chatId} is not public; a member must add you`);
     if (status === -4) throw badInput('chatId', `chat ${chatId} is full (${this.limits.maxMembers} members)`);
     throw refusal(status!, chatId);

@@ -86,40 +86,54 @@ export class FeedService {
         followed.delete(id);
       };
 
-      /** Delivers what waits in one chat above the stream's cursor. Returns false when the stream must end. */
+      /** The viewer is no longer a member: an all-chats stream keeps watching, a one-chat stream ends. */
+      const lost = async (id: string): Promise<boolean> => {
+        // All chats: the index may list a chat the viewer is still joining (the index is written first) or
+        // has just left; keep watching it until the index drops it, so a join completing wakes this stream.
+        if (chatId === null) return true;
+        unfollow(id);
+        await push(new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`));
+        return false;
+      };
+      const isMembershipError = (err: unknown) => AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND');
+
+      /**
+       * Delivers one batch of what waits in a chat above the stream's cursor; with more waiting, marks the chat
+       * again (so one busy chat does not hold up the others). Returns false when the stream must end.
+       */
       const drain = async (id: string): Promise<boolean> => {
-        for (;;) {
-          const state = followed.get(id);
-          if (!state) return true;
-          let batch: ChatRead;
-          try {
-            batch = await this.chats.read(id, viewer, state.cursor, FEED_BATCH);
-          } catch (err) {
-            if (!AppError.is(err) || (err.code !== 'FORBIDDEN' && err.code !== 'NOT_FOUND')) throw err;
-            // All chats: the index may list a chat the viewer is still joining (the index is written first) or
-            // has just left; keep watching it until the index drops it, so a join completing wakes this stream.
-            if (chatId === null) return true;
-            unfollow(id);
-            await push(new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`));
-            return false;
-          }
-          // Another device may have marked more read, or the backlog bound moved the position: skip ahead.
-          state.cursor = Math.max(state.cursor ?? 0, batch.readUpTo);
-          let delivered = 0;
-          for (const message of batch.messages) {
-            if (message.id <= state.cursor) continue;
-            await push(message);
-            if (!followed.has(id) || stopped) return !stopped;
-            state.cursor = message.id;
-            delivered = message.id;
-          }
-          if (markRead && delivered > 0) {
-            if (confirmReceipt) await Promise.race([confirmReceipt(), stop]);
-            if (stopped) return false;
-            await this.chats.markRead(id, viewer, delivered);
-          }
-          if (!batch.more) return true;
+        const state = followed.get(id);
+        if (!state) return true;
+        let batch: ChatRead;
+        try {
+          batch = await this.chats.read(id, viewer, state.cursor, FEED_BATCH);
+        } catch (err) {
+          if (isMembershipError(err)) return lost(id);
+          throw err;
         }
+        // The first read starts at the read position; later ones go on from what this stream delivered (another
+        // device marking more read does not hide new messages from this one).
+        state.cursor ??= batch.readUpTo;
+        let delivered = 0;
+        for (const message of batch.messages) {
+          if (message.id <= state.cursor) continue;
+          await push(message);
+          if (!followed.has(id) || stopped) return !stopped;
+          state.cursor = message.id;
+          delivered = message.id;
+        }
+        if (markRead && delivered > 0) {
+          if (confirmReceipt) await Promise.race([confirmReceipt(), stop]);
+          if (stopped) return false;
+          try {
+            await this.chats.markRead(id, viewer, delivered);
+          } catch (err) {
+            if (isMembershipError(err)) return lost(id);
+            throw err;
+          }
+        }
+        if (batch.more) wakeup.mark(id);
+        return true;
       };
 
       if (chatId !== null) follow(chatId);

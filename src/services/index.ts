@@ -24,7 +24,7 @@ export function createServices(
   const users = new UserService(redis, keys, sessions);
   const contacts = new ContactService(redis, keys);
   const notifications = new NotificationService(redis, keys);
-  const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications);
+  const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
   const subscriber = createSubscriber(redis, log);
   const poller = new MailboxPoller(redis, subscriber, config.poll, log);
   return {

@@ -6,7 +6,7 @@
  *
  * Pub/sub is only a doorbell: the scripts that move a head also SPUBLISH "<key> <new value>" on the mailbox's
  * sharded channel, and a ring wakes that key's listeners at once, with no read (a ring without a value makes
- * the poller read the key at once). A lost ring costs at most one tick.
+ * the poller read the key at once). A lost ring costs at most one full tick (POLL_IDLE_MS at the slowest).
  * Full ticks back off from `intervalMs` to `idleMs` while they find nothing the doorbells did not announce;
  * a full tick that finds an unannounced move, or a doorbell connection that is down, resets the interval.
  */

@@ -1,6 +1,7 @@
 -- chat-create: create a chat with its members and an optional first message.
 -- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] version  KEYS[4] members  KEYS[5] names  KEYS[6] messages
--- ARGV[1] creator  ARGV[2] public (0/1)  ARGV[3] first message text ('' for none)  ARGV[4..] other members
+-- ARGV[1] creator  ARGV[2] public (0/1)  ARGV[3] first message text ('' for none)  ARGV[4] doorbell channel
+-- ARGV[5..] other members
 -- Every member starts at read position 0, so a first message is unread for all of them (the book's create_chat).
 -- Returns the last message id (0 or 1), or -1 when the chat already exists (nothing is written).
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -9,7 +10,7 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 redis.call('HSET', KEYS[1], 'public', ARGV[2], 'createdAt', now, 'createdBy', ARGV[1], 'lastAt', now)
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   redis.call('ZADD', KEYS[4], 0, ARGV[i])
   redis.call('ZADD', KEYS[5], 0, ARGV[i])
 end
@@ -22,4 +23,6 @@ if ARGV[3] ~= '' then
 end
 redis.call('SET', KEYS[2], last)
 redis.call('SET', KEYS[3], 1)
+-- Members' all-chats subscriptions may already watch this chat (their indexes are written first).
+redis.call('SPUBLISH', ARGV[4], KEYS[3] .. ' 1')
 return last
