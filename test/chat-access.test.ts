@@ -139,6 +139,19 @@ describe('socket limits', () => {
   });
 });
 
+describe('delivery paths', () => {
+  it('delivers messages too large to ride on the doorbell by reading them, in order with the small ones', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'small 1');
+    const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await live.until((items) => items.length === 1);
+    const big = 'b'.repeat(50_000);
+    for (const text of ['small 2', big, 'small 3']) await t.gql(SEND, { c: chatId, t: text }, ann.token);
+    await live.until((items) => items.length === 4);
+    expect(live.items.map((m) => [m.id, m.text.length])).toEqual([[1, 7], [2, 7], [3, 50_000], [4, 7]]);
+  });
+});
+
 describe('SSE', () => {
   it('serves messageAdded over graphql-yoga SSE too', async () => {
     const ann = await t.signUp();

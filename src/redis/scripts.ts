@@ -31,7 +31,7 @@ const SCRIPTS = {
   chatJoin: { file: 'chat-join.lua', numberOfKeys: 5 },
   chatLeave: { file: 'chat-leave.lua', numberOfKeys: 7, uses: ['trim-read.lua'] },
   chatMarkRead: { file: 'chat-mark-read.lua', numberOfKeys: 4, uses: ['trim-read.lua'] },
-  chatRead: { file: 'chat-read.lua', numberOfKeys: 3 },
+  chatRead: { file: 'chat-read.lua', numberOfKeys: 4 },
   chatState: { file: 'chat-state.lua', numberOfKeys: 3 },
   userChats: { file: 'user-chats.lua', numberOfKeys: 2 },
   contactsTouch: { file: 'contacts-touch.lua', numberOfKeys: 1 },

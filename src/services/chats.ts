@@ -44,6 +44,8 @@ export interface ChatState {
 }
 
 export interface ChatRead {
+  /** The chat's version when it was read (see chat-send's doorbell: the next version may come with its message). */
+  version: number;
   readUpTo: number;
   messages: Message[];
   /** The read returned `first` messages: there may be more after the last one. */
@@ -65,6 +67,8 @@ export interface ChatLimits {
 }
 
 export const MESSAGES_PAGE_MAX = 500;
+/** Messages up to this size (bytes of JSON) ride on the doorbell, so live subscribers need not read them. */
+export const DOORBELL_MESSAGE_MAX = 16_384;
 /** Sending moves the other members to the front of the sender's contacts in chats up to this size only. */
 export const CONTACT_CHAT_MAX = 20;
 /** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */
@@ -90,7 +94,7 @@ function refusal(code: number, chatId: string): Error {
   }
 }
 
-function parseMessage(chatId: string, json: string): Message {
+export function parseMessage(chatId: string, json: string): Message {
   const raw = JSON.parse(json) as { id: number; sender: string; text: string; sentAt: number };
   return { id: raw.id, chatId, sender: raw.sender, text: raw.text, sentAt: new Date(raw.sentAt) };
 }
@@ -190,7 +194,7 @@ export class ChatService {
     const [reply, recipients] = await Promise.all([
       this.redis.chatSend(
         c.meta, c.seq, c.version, c.members, c.messages, c.gaps,
-        sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS,
+        sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS, DOORBELL_MESSAGE_MAX,
       ),
       this.redis.zrange(c.names, '0', String(CONTACT_CHAT_MAX)).catch((): string[] => []),
     ]);
@@ -291,19 +295,21 @@ export class ChatService {
         const readers = [...new Set(indexes.map((i) => requests[i]!.user))];
         const c = this.keys.chat(chatId);
         try {
-          const reply = await this.redis.chatRead(c.meta, c.members, c.messages, after ?? -1, first, ...readers);
-          const rows = reply.slice(readers.length) as string[];
+          const reply = await this.redis.chatRead(c.meta, c.members, c.messages, c.version, after ?? -1, first, ...readers);
+          const [version, ...positions] = reply.slice(0, readers.length + 1) as number[];
+          const rows = reply.slice(readers.length + 1) as string[];
           const messages = rows.map((json) => parseMessage(chatId, json));
           for (const i of indexes) {
             if (reply.length === 0) {
               results[i] = refusal(-1, chatId);
               continue;
             }
-            const position = reply[readers.indexOf(requests[i]!.user)] as number;
+            const position = positions[readers.indexOf(requests[i]!.user)]!;
             results[i] =
               position < 0
                 ? refusal(-2, chatId)
                 : {
+                    version: version!,
                     readUpTo: position,
                     messages: after === null ? messages.filter((m) => m.id > position) : messages,
                     more: rows.length === first,

@@ -11,7 +11,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import type { ChatRead, ChatService, Message } from './chats.js';
+import { parseMessage, type ChatRead, type ChatService, type Message } from './chats.js';
 import type { MailboxPoller } from './mailbox-poller.js';
 import type { Notification, NotificationService } from './notifications.js';
 
@@ -46,6 +46,19 @@ const delay = (ms: number, stopped: Promise<unknown>) =>
 /** The user's chat index changed (an all-chats stream re-reads it). */
 const INDEX = Symbol('index');
 
+/** A chat a message stream follows. */
+interface Followed {
+  /** The last message id delivered (null before the first read: start at the read position). */
+  cursor: number | null;
+  /** The chat's version as of the last read that delivered everything (null: unknown, read next time). */
+  version: number | null;
+  /** Messages announced by the doorbell since, with the version each produced. */
+  hints: { version: number; message: Message }[];
+  /** A move happened that no doorbell described: read. */
+  stale: boolean;
+  unwatch: () => void;
+}
+
 export class FeedService {
   constructor(
     private readonly chats: ChatService,
@@ -70,7 +83,7 @@ export class FeedService {
   ): Repeater<Message | AppError> {
     return new Repeater<Message | AppError>(async (push, stop) => {
       const wakeup = new Wakeup<string | typeof INDEX>();
-      const followed = new Map<string, { cursor: number | null; unwatch: () => void }>();
+      const followed = new Map<string, Followed>();
       let unwatchIndex: (() => void) | undefined;
       let stopped = false;
       void stop.then(() => (stopped = true));
@@ -78,7 +91,14 @@ export class FeedService {
       const follow = (id: string) => {
         if (followed.has(id)) return;
         const head = this.chats.head(id);
-        followed.set(id, { cursor: null, unwatch: this.poller.watch(head.key, head.channel, () => wakeup.mark(id)) });
+        const unwatch = this.poller.watch(head.key, head.channel, (ring) => {
+          const state = followed.get(id);
+          if (!state) return;
+          if (ring?.data === undefined) state.stale = true; // a move the doorbell did not describe: read
+          else state.hints.push({ version: Number(ring.value), message: parseMessage(id, ring.data) });
+          wakeup.mark(id);
+        });
+        followed.set(id, { cursor: null, version: null, hints: [], stale: true, unwatch });
         wakeup.mark(id);
       };
       const unfollow = (id: string) => {
@@ -90,20 +110,55 @@ export class FeedService {
       const lost = async (id: string): Promise<boolean> => {
         // All chats: the index may list a chat the viewer is still joining (the index is written first) or
         // has just left; keep watching it until the index drops it, so a join completing wakes this stream.
-        if (chatId === null) return true;
+        if (chatId === null) {
+          const state = followed.get(id);
+          if (state) state.version = null; // no doorbell shortcut until a read succeeds again
+          return true;
+        }
         unfollow(id);
         await push(new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`));
         return false;
       };
       const isMembershipError = (err: unknown) => AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND');
 
+      /** After delivering up to `delivered`: marks it read when asked to. Returns false when the stream must end. */
+      const markDelivered = async (id: string, delivered: number): Promise<boolean> => {
+        if (!markRead || delivered === 0) return true;
+        if (confirmReceipt) await Promise.race([confirmReceipt(), stop]);
+        if (stopped) return false;
+        try {
+          await this.chats.markRead(id, viewer, delivered);
+        } catch (err) {
+          if (isMembershipError(err)) return lost(id);
+          throw err;
+        }
+        return true;
+      };
+
       /**
-       * Delivers one batch of what waits in a chat above the stream's cursor; with more waiting, marks the chat
-       * again (so one busy chat does not hold up the others). Returns false when the stream must end.
+       * Delivers what waits in a chat above the stream's cursor. Fast path: messages the doorbell carried, when
+       * their versions continue exactly from the stream's last read (so nothing else, such as a removal, happened
+       * in between). Otherwise one batch read from Redis; with more waiting, the chat is marked again (so one
+       * busy chat does not hold up the others). Returns false when the stream must end.
        */
       const drain = async (id: string): Promise<boolean> => {
         const state = followed.get(id);
         if (!state) return true;
+        if (!state.stale && state.version !== null && state.cursor !== null) {
+          state.hints = state.hints.filter((h) => h.version > state.version!);
+          let delivered = 0;
+          for (let hint = state.hints[0]; hint?.version === state.version + 1 && hint.message.id === state.cursor + 1; hint = state.hints[0]) {
+            state.hints.shift();
+            await push(hint.message);
+            if (!followed.has(id) || stopped) return !stopped;
+            state.version = hint.version;
+            state.cursor = hint.message.id;
+            delivered = hint.message.id;
+          }
+          if (state.hints.length === 0) return markDelivered(id, delivered);
+          if (!(await markDelivered(id, delivered))) return false;
+        }
+        state.stale = false; // a ring during the read sets it again
         let batch: ChatRead;
         try {
           batch = await this.chats.read(id, viewer, state.cursor, FEED_BATCH);
@@ -114,6 +169,8 @@ export class FeedService {
         // The first read starts at the read position; later ones go on from what this stream delivered (another
         // device marking more read does not hide new messages from this one).
         state.cursor ??= batch.readUpTo;
+        state.version = batch.more ? null : batch.version;
+        state.hints = state.hints.filter((h) => state.version !== null && h.version > state.version);
         let delivered = 0;
         for (const message of batch.messages) {
           if (message.id <= state.cursor) continue;
@@ -122,18 +179,8 @@ export class FeedService {
           state.cursor = message.id;
           delivered = message.id;
         }
-        if (markRead && delivered > 0) {
-          if (confirmReceipt) await Promise.race([confirmReceipt(), stop]);
-          if (stopped) return false;
-          try {
-            await this.chats.markRead(id, viewer, delivered);
-          } catch (err) {
-            if (isMembershipError(err)) return lost(id);
-            throw err;
-          }
-        }
-        if (batch.more) wakeup.mark(id);
-        return true;
+        if (batch.more || state.hints.length > 0) wakeup.mark(id);
+        return markDelivered(id, delivered);
       };
 
       if (chatId !== null) follow(chatId);

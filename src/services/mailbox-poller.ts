@@ -13,7 +13,14 @@
 import type { Logger } from 'pino';
 import { isReady, type RedisClient } from '../redis/clients.js';
 
-type Listener = () => void;
+/** What a doorbell said about a move: the new head, and what the mailbox's script attached (a message). */
+export interface Ring {
+  value: string;
+  data?: string;
+}
+
+/** Called with the ring when a doorbell announced the move; without, when a read found it. */
+type Listener = (ring?: Ring) => void;
 
 interface Watched {
   channel: string;
@@ -48,8 +55,12 @@ export class MailboxPoller {
   ) {
     this.interval = options.intervalMs;
     subscriber.on('smessage', (_channel: string, message: string) => {
-      const [key = '', value] = message.split(' ');
-      this.ring(key, value);
+      // "<key>", "<key> <value>" or "<key> <value> <data>" (data may hold spaces)
+      const first = message.indexOf(' ');
+      const key = first < 0 ? message : message.slice(0, first);
+      const second = first < 0 ? -1 : message.indexOf(' ', first + 1);
+      const value = first < 0 ? undefined : second < 0 ? message.slice(first + 1) : message.slice(first + 1, second);
+      this.ring(key, value, second < 0 ? undefined : message.slice(second + 1));
     });
   }
 
@@ -107,14 +118,15 @@ export class MailboxPoller {
     this.subscriber.sunsubscribe(channel).catch((err: Error) => this.warn('doorbell unsubscribe failed', err));
   }
 
-  private ring(key: string, value?: string): void {
+  private ring(key: string, value?: string, data?: string): void {
     const entry = this.watched.get(key);
     if (!entry || this.stopped) return;
     this.announced.add(key);
     if (value !== undefined && entry.head !== undefined) {
       if (entry.head !== value) {
         entry.head = value;
-        for (const listener of entry.listeners) listener();
+        const ring = { value, data };
+        for (const listener of entry.listeners) listener(ring);
       }
       return;
     }

@@ -1,13 +1,13 @@
 -- chat-read: several members' read positions and the retained messages after an id, read atomically (one call
 -- serves every reader of a chat that one process has at one moment).
--- KEYS[1] chat meta  KEYS[2] members  KEYS[3] messages
+-- KEYS[1] chat meta  KEYS[2] members  KEYS[3] messages  KEYS[4] version
 -- ARGV[1] after (-1: after the lowest read position of the readers)  ARGV[2] limit  ARGV[3..] readers
--- Returns {} when the chat does not exist; else {position of each reader (-1 when not a member), message
--- JSON...}, the messages in id order.
+-- Returns {} when the chat does not exist; else {the chat's version, position of each reader (-1 when not a
+-- member), message JSON...}, the messages in id order.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {}
 end
-local result = {}
+local result = { tonumber(redis.call('GET', KEYS[4])) }
 local lowest = nil
 for i = 3, #ARGV do
   local read = redis.call('ZSCORE', KEYS[2], ARGV[i])

@@ -1,6 +1,9 @@
 -- chat-send: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
 -- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] version  KEYS[4] members  KEYS[5] messages  KEYS[6] gaps
 -- ARGV[1] sender  ARGV[2] text  ARGV[3] backlog  ARGV[4] history  ARGV[5] doorbell channel  ARGV[6] claim lease (ms)
+-- ARGV[7] largest message (bytes of JSON) the doorbell carries
+-- The doorbell says "<version key> <new version> <message JSON>" (without the JSON for a larger message): a
+-- subscriber that has read up to the previous version may deliver it without reading the chat.
 -- Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
 -- a member who stays away gets one gap notice per tenth of the backlog, not one per message); what they lost is
 -- merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
@@ -18,7 +21,8 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local id = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[5], id, cjson.encode({ id = id, sender = ARGV[1], text = ARGV[2], sentAt = now }))
+local json = cjson.encode({ id = id, sender = ARGV[1], text = ARGV[2], sentAt = now })
+redis.call('ZADD', KEYS[5], id, json)
 redis.call('HSET', KEYS[1], 'lastAt', now)
 
 local backlog = tonumber(ARGV[3])
@@ -55,5 +59,9 @@ if redis.call('HLEN', KEYS[6]) > 0 then
   end
 end
 
-redis.call('SPUBLISH', ARGV[5], KEYS[3] .. ' ' .. redis.call('INCR', KEYS[3]))
+local bell = KEYS[3] .. ' ' .. redis.call('INCR', KEYS[3])
+if #json <= tonumber(ARGV[7]) then
+  bell = bell .. ' ' .. json
+end
+redis.call('SPUBLISH', ARGV[5], bell)
 return result
