@@ -12,7 +12,7 @@ import { Repeater } from '@repeaterjs/repeater';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { parseMessage, type ChatRead, type ChatService, type Message } from './chats.js';
-import type { MailboxPoller } from './mailbox-poller.js';
+import type { MailboxPoller, Ring } from './mailbox-poller.js';
 import type { Notification, NotificationService } from './notifications.js';
 
 /** Messages fetched per read; a stream with more waiting reads again at once. */
@@ -60,6 +60,9 @@ interface Followed {
 }
 
 export class FeedService {
+  /** A ring is shared by every stream of its chat in this process: its message is parsed once. */
+  private readonly parsed = new WeakMap<Ring, Message>();
+
   constructor(
     private readonly chats: ChatService,
     private readonly notifications: NotificationService,
@@ -95,7 +98,7 @@ export class FeedService {
           const state = followed.get(id);
           if (!state) return;
           if (ring?.data === undefined) state.stale = true; // a move the doorbell did not describe: read
-          else state.hints.push({ version: Number(ring.value), message: parseMessage(id, ring.data) });
+          else state.hints.push({ version: Number(ring.value), message: this.ringMessage(id, ring, ring.data) });
           wakeup.mark(id);
         });
         followed.set(id, { cursor: null, version: null, hints: [], stale: true, unwatch });
@@ -218,6 +221,12 @@ export class FeedService {
         for (const id of [...followed.keys()]) unfollow(id);
       }
     });
+  }
+
+  private ringMessage(chatId: string, ring: Ring, data: string): Message {
+    let message = this.parsed.get(ring);
+    if (!message) this.parsed.set(ring, (message = parseMessage(chatId, data)));
+    return message;
   }
 
   /** The viewer's unacknowledged notifications, oldest first, then new ones as they arrive. */
