@@ -73,7 +73,7 @@ describe('a crash between the steps of', () => {
     await t.gql('mutation($c: ID!) { markRead(chatId: $c, upTo: 20) { id } }', { c: chatId }, ann.token);
     const c = keys.chat(chatId);
     // The 21st message drops bob's oldest; this sender claims the gap with a 1 ms lease and never delivers it.
-    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, ann.username, 'crashing', 20, 5, c.bell, 1, 16_384);
+    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, ann.username, 'crashing', 20, 5, c.bell, 1, 16_384, 20);
     expect(await t.redis.hlen(c.gaps)).toBe(1);
     await new Promise((r) => setTimeout(r, 5));
 

@@ -191,20 +191,17 @@ export class ChatService {
   async send(chatId: string, sender: string, text: string): Promise<Message> {
     this.checkText(text, 'text');
     const c = this.keys.chat(chatId);
-    const [reply, recipients] = await Promise.all([
-      this.redis.chatSend(
-        c.meta, c.seq, c.version, c.members, c.messages, c.gaps,
-        sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS, DOORBELL_MESSAGE_MAX,
-      ),
-      this.redis.zrange(c.names, '0', String(CONTACT_CHAT_MAX)).catch((): string[] => []),
-    ]);
-    const [id, sentAt, ...gaps] = reply as number[];
-    if (id! < 0) throw refusal(id!, chatId);
+    const reply = await this.redis.chatSend(
+      c.meta, c.seq, c.version, c.members, c.messages, c.gaps,
+      sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS, DOORBELL_MESSAGE_MAX, CONTACT_CHAT_MAX,
+    );
+    const [id, sentAt, members, ...gaps] = reply as [number, number, string, ...(string | number)[]];
+    if (id < 0) throw refusal(id, chatId);
     await this.afterCommit('sendMessage', [
-      recipients.length <= CONTACT_CHAT_MAX ? this.contacts.touch(sender, recipients) : Promise.resolve(),
+      members ? this.contacts.touch(sender, members.split(',')) : Promise.resolve(),
       this.deliverGaps(chatId, gaps),
     ]);
-    return { id: id!, chatId, sender, text, sentAt: new Date(sentAt!) };
+    return { id, chatId, sender, text, sentAt: new Date(sentAt) };
   }
 
   /** Moves `user`'s read position up to `upTo` (never backwards); returns the position. */

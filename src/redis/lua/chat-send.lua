@@ -1,7 +1,7 @@
 -- chat-send: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
 -- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] version  KEYS[4] members  KEYS[5] messages  KEYS[6] gaps
 -- ARGV[1] sender  ARGV[2] text  ARGV[3] backlog  ARGV[4] history  ARGV[5] doorbell channel  ARGV[6] claim lease (ms)
--- ARGV[7] largest message (bytes of JSON) the doorbell carries
+-- ARGV[7] largest message (bytes of JSON) the doorbell carries  ARGV[8] largest chat whose members are returned
 -- The doorbell says "<version key> <new version> <message JSON>" (without the JSON for a larger message): a
 -- subscriber that has read up to the previous version may deliver it without reading the chat.
 -- Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
@@ -9,7 +9,8 @@
 -- merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
 -- deleted, except the most recent `history`.
 -- Returns {-1} when the chat does not exist, {-2} when the sender is not a member (nothing is written), else
--- {id, sentAt, user1, from1, to1, ...}: the new message and the gap entries this call claimed for delivery (an
+-- {id, sentAt, members, user1, from1, to1, ...}: the new message; the members (comma-separated, for the sender's
+-- contacts) when the chat has at most ARGV[8] of them, else ''; and the gap entries this call claimed for delivery (an
 -- entry is claimed for the lease; the caller delivers it and then runs chat-gap-done; if the caller dies first,
 -- a send after the lease claims it again).
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -45,7 +46,11 @@ end
 
 trimRead(KEYS[4], KEYS[5], id, tonumber(ARGV[4]))
 
-local result = { id, now }
+local members = ''
+if redis.call('ZCARD', KEYS[4]) <= tonumber(ARGV[8]) then
+  members = table.concat(redis.call('ZRANGE', KEYS[4], 0, -1), ',')
+end
+local result = { id, now, members }
 if redis.call('HLEN', KEYS[6]) > 0 then
   local entries = redis.call('HGETALL', KEYS[6])
   for i = 1, #entries, 2 do
