@@ -2,7 +2,9 @@
  * Live feeds behind the subscriptions: streams that first deliver what waits in a mailbox above the reader's
  * position, then what arrives, woken by the process's MailboxPoller. Each stream reads from its own cursor, so
  * it delivers per chat in id order and never the same message twice; a stream that reconnects starts again
- * from the read position kept in Redis, so nothing unread is lost.
+ * from the read position kept in Redis, so nothing unread is lost. Messages small enough ride on the doorbell;
+ * a stream delivers them without reading Redis only when their versions continue exactly from its last read
+ * (so no join, leave or removal can have happened in between); anything else makes it read.
  *
  * Streams are Repeaters: the consumer (graphql-ws, SSE) pulls, and `await push()` resolves only when it has
  * taken the value, so a stream never reads ahead of a slow socket. When the consumer stops, the stream stops
@@ -15,7 +17,7 @@ import { parseMessage, type ChatRead, type ChatService, type Message } from './c
 import type { MailboxPoller, Ring } from './mailbox-poller.js';
 import type { Notification, NotificationService } from './notifications.js';
 
-/** Messages fetched per read; a stream with more waiting reads again at once. */
+/** Messages fetched per read; a stream with more waiting reads again after its other chats' turn. */
 export const FEED_BATCH = 100;
 /** After a failed read (Redis away), a stream waits this long and reads again. */
 const RETRY_MS = 1000;
