@@ -8,7 +8,7 @@ const state = <K extends keyof Awaited<ReturnType<typeof resolvers.chatState>>>(
   async (chat: resolvers.ChatRef, _args: unknown, ctx: Parameters<typeof resolvers.chatState>[1]) =>
     (await resolvers.chatState(chat, ctx))[key];
 
-export const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
+const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
   description: 'A group chat. Only members see it; its messages wait until every member has read them.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -40,7 +40,7 @@ export const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
   }),
 });
 
-export const MessageType = builder.objectRef<Message>('Message').implement({
+const MessageType = builder.objectRef<Message>('Message').implement({
   description: 'A chat message. Ids are per chat, start at 1 and only grow.',
   fields: (t) => ({
     id: t.exposeInt('id'),
