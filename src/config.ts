@@ -47,6 +47,14 @@ const EnvSchema = z.object({
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
   WS_SEND_BUFFER_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
   WS_SESSION_CHECK_MS: intFrom(100, 3_600_000).default(15_000),
+
+  WORKER: z.enum(['on', 'off']).default('on'),
+  WORKER_CONCURRENCY: intFrom(1, 1000).default(8),
+  WORKER_HEARTBEAT_MS: intFrom(50, 600_000).default(1000),
+  WORKER_TIMEOUT_MS: intFrom(100, 3_600_000).default(10_000),
+  QUEUE_POLL_MS: intFrom(10, 60_000).default(100),
+  TASK_MAX_ATTEMPTS: intFrom(1, 100).default(5),
+  TASK_BACKOFF_MS: intFrom(1, 3_600_000).default(1000),
 });
 
 export type RedisTarget =
@@ -88,6 +96,20 @@ export interface Config {
     /** How often an open socket's session is checked again (revoked or expired: closed with 4403). */
     sessionCheckMs: number;
   };
+  /** Whether `npm start` runs a task worker in the gateway process (`npm run worker` always does). */
+  worker: boolean;
+  queues: {
+    /** Tasks of one queue a worker runs at once. */
+    concurrency: number;
+    heartbeatMs: number;
+    /** A worker without a heartbeat for this long counts as dead; its tasks go back to their queues. */
+    timeoutMs: number;
+    /** The longest a worker's delayed-task poller sleeps. */
+    pollMs: number;
+    maxAttempts: number;
+    /** The first retry of a failed task waits about this long, each next one twice as long. */
+    backoffMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -109,6 +131,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.POLL_INTERVAL_MS > e.POLL_IDLE_MS) {
     throw new ConfigError('invalid environment: POLL_INTERVAL_MS must not exceed POLL_IDLE_MS');
+  }
+  if (e.WORKER_TIMEOUT_MS < 2 * e.WORKER_HEARTBEAT_MS) {
+    throw new ConfigError('invalid environment: WORKER_TIMEOUT_MS must be at least twice WORKER_HEARTBEAT_MS');
   }
   const redis: RedisTarget = e.REDIS_URL
     ? { kind: 'url', url: e.REDIS_URL }
@@ -149,6 +174,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS,
       sendBufferBytes: e.WS_SEND_BUFFER_BYTES,
       sessionCheckMs: e.WS_SESSION_CHECK_MS,
+    },
+    worker: e.WORKER === 'on',
+    queues: {
+      concurrency: e.WORKER_CONCURRENCY,
+      heartbeatMs: e.WORKER_HEARTBEAT_MS,
+      timeoutMs: e.WORKER_TIMEOUT_MS,
+      pollMs: e.QUEUE_POLL_MS,
+      maxAttempts: e.TASK_MAX_ATTEMPTS,
+      backoffMs: e.TASK_BACKOFF_MS,
     },
   };
 }

@@ -1,13 +1,15 @@
 /**
  * Entry point (`npm start`): reads the configuration, starts the embedded Redis when no external one is
- * configured, serves the app, and stops gracefully on SIGTERM/SIGINT: stop accepting, close sockets with
- * 1001, finish in-flight requests, close Redis, stop the embedded Redis, exit 0.
+ * configured, serves the app, runs a task worker (unless WORKER=off), and stops gracefully on SIGTERM/SIGINT: stop
+ * accepting, close sockets with 1001, finish in-flight requests and tasks (unfinished tasks go back to their
+ * queues), close Redis, stop the embedded Redis, exit 0.
  */
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import { closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded.js';
+import { startWorker } from './worker/start.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -31,6 +33,8 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ url: `http://${config.host}:${port}/graphql`, redis: config.redis.kind }, 'gateway listening');
+  // WORKER=off leaves tasks (scheduled messages) to `npm run worker` processes.
+  const worker = config.worker ? startWorker(redis, app.services, config, log) : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -42,7 +46,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs + 1500);
     hardDeadline.unref();
-    await app.close(config.shutdownTimeoutMs);
+    await Promise.all([worker?.stop(config.shutdownTimeoutMs), app.close(config.shutdownTimeoutMs)]);
     await closeRedisClient(redis);
     await embedded?.stop();
     log.info('stopped');

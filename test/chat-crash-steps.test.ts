@@ -38,7 +38,7 @@ describe('a crash between the steps of', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
     const c = keys.chat(chatId);
-    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, bob.username, 5, c.bell, ''); // step 1 only
+    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt, bob.username, 5, c.bell, ''); // step 1 only
     expect(await t.redis.zscore(keys.user(bob.username).chats, chatId)).not.toBeNull(); // the stale index entry
 
     expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
@@ -58,7 +58,7 @@ describe('a crash between the steps of', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
     const c = keys.chat(chatId);
-    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, bob.username, 5, c.bell, ''); // bob's leave, step 1
+    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt, bob.username, 5, c.bell, ''); // bob's leave, step 1
     await t.gql('mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }', { c: chatId, u: bob.username }, ann.token);
     // bob's leave, step 2 (the index), running late:
     await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(bob.username, chatId);
@@ -73,7 +73,7 @@ describe('a crash between the steps of', () => {
     await t.gql('mutation($c: ID!) { markRead(chatId: $c, upTo: 20) { id } }', { c: chatId }, ann.token);
     const c = keys.chat(chatId);
     // The 21st message drops bob's oldest; this sender claims the gap with a 1 ms lease and never delivers it.
-    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, ann.username, 'crashing', 20, 5, c.bell, 1, 16_384, 20);
+    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt, ann.username, 'crashing', 20, 5, c.bell, 1, 16_384, 20, '');
     expect(await t.redis.hlen(c.gaps)).toBe(1);
     await new Promise((r) => setTimeout(r, 5));
 

@@ -32,7 +32,7 @@ describe('mailbox poller', () => {
     await live.until((items) => items.length === 1);
     // The send script with the doorbell pointed at a channel nobody listens to.
     const c = createKeys(t.config.keyPrefix).chat(chatId);
-    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, ann.username, 'silent', 10_000, 100, `${c.bell}:nobody`, 30_000, 16_384, 20);
+    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt, ann.username, 'silent', 10_000, 100, `${c.bell}:nobody`, 30_000, 16_384, 20, '');
     await live.until((items) => items.length === 2, 10_000);
     expect(live.items.map((m) => m.text)).toEqual(['first', 'silent']);
     expect(t.app.services.poller.size).toEqual({ keys: 1, channels: 1 });

@@ -60,6 +60,13 @@ export function createSubscriber(client: RedisClient, log: Logger, name = 'doorb
   return subscriber;
 }
 
+/** A connection of its own for blocking commands (BLMOVE), which hold it until they return. */
+export function createBlockingClient(client: RedisClient, log: Logger, name: string): RedisClient {
+  const blocking = client instanceof Cluster ? client.duplicate() : client.duplicate({ connectionName: name });
+  observe(blocking, log, name);
+  return blocking;
+}
+
 function observe(client: RedisClient, log: Logger, name: string): void {
   let lastError = '';
   client.on('error', (err: Error) => {

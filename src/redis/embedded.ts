@@ -96,6 +96,17 @@ async function canConnect(socketPath: string): Promise<boolean> {
   });
 }
 
+/** The socket of the embedded Redis a running gateway started in `dataDir`, for `npm run worker`. */
+export async function runningEmbeddedRedis(dataDir: string): Promise<string> {
+  const socketPath = socketPathFor(dataDir);
+  if (!(await canConnect(socketPath))) {
+    throw new ConfigError(
+      `no embedded Redis is running for DATA_DIR ${dataDir}: start the gateway first (npm start), or point the worker at a Redis with REDIS_URL or REDIS_CLUSTER_NODES`,
+    );
+  }
+  return socketPath;
+}
+
 async function stopLeftover(dataDir: string, log: Logger): Promise<void> {
   const ownerPid = readPid(path.join(dataDir, 'gateway.pid'));
   if (ownerPid !== undefined && ownerPid !== process.pid && isAlive(ownerPid) && /node|tsx/.test(commandLine(ownerPid) ?? 'node')) {

@@ -39,8 +39,54 @@ export function createKeys(prefix: string) {
         messages: c('msgs'),
         /** hash: member → "from:to:claimedUntil", gap notifications not yet delivered (an outbox) */
         gaps: c('gaps'),
+        /** hash: scheduled message id → the message id it was sent as (so a retried send sends nothing) */
+        scheduled: c('scheduled'),
+        /** sorted set: scheduled message id → when it was sent (ms); memos older than a day are forgotten */
+        scheduledAt: c('scheduled:at'),
         /** sharded pub/sub channel: the doorbell, rung with "<version key> <new version>" (just the key: deleted) */
         bell: c('bell'),
+      };
+    },
+    /** the keys of one lock, all on the lock's slot */
+    lock: (name: string) => ({
+      /** string with a lease (PX): the holder's random token */
+      owner: k(`lock:{${name}}`),
+      /** string counter, never expires: the fencing token handed to each holder in turn */
+      fence: k(`lock:{${name}}:fence`),
+      /** sharded pub/sub channel, rung with "<owner key> free:<token>" when a holder releases */
+      bell: k(`lock:{${name}}:bell`),
+    }),
+    /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */
+    semaphore: (name: string) => k(`sem:{${name}}:holders`),
+    /** the keys of one task queue, all on the queue's slot */
+    queue: (name: string) => {
+      const q = (s: string) => k(`queue:{${name}}:${s}`);
+      return {
+        /** list: task JSON, next to run at the head; ordered by priority, FIFO within one */
+        ready: q('ready'),
+        /** sorted set: task JSON → when it is due (ms, Redis's clock) */
+        delayed: q('delayed'),
+        /** list: {error, failedAt, task} JSON of tasks out of attempts, newest first, capped */
+        failed: q('failed'),
+        /** sorted set: worker id → last heartbeat (ms, Redis's clock) */
+        workers: q('workers'),
+        /** list: the tasks one worker has taken and not yet acknowledged */
+        active: (workerId: string) => q(`active:${workerId}`),
+      };
+    },
+    /** scheduled messages live on the slot of the queue that sends them, so scheduling is one script */
+    scheduled: () => {
+      const queueName = 'scheduled';
+      const s = (x: string) => k(`queue:{${queueName}}:msg:${x}`);
+      return {
+        queueName,
+        /** hash: chatId, sender, text, sendAt, createdAt, status, messageId | reason, task (its queue entry);
+         *  expires once the message is sent, cancelled or failed */
+        record: (id: string) => s(id),
+        /** sorted set: a user's pending scheduled messages in one chat, id → sendAt */
+        pending: (username: string, chatId: string) => s(`pending:${username}:${chatId}`),
+        /** sorted set: a user's most recently finished ones in one chat, id → finished at (ms) */
+        done: (username: string, chatId: string) => s(`done:${username}:${chatId}`),
       };
     },
     /** the keys of one user's own mailboxes and indexes, all on the user's slot */

@@ -20,22 +20,50 @@ declare module 'ioredis' {
     userChats(chats: string, version: string, op: 'add' | 'remove', chatId: string, bell: string): Result<0 | 1, Context>;
     contactsTouch(contacts: string, cap: number, ...names: string[]): Result<number, Context>;
     notify(inbox: string, inboxSeq: string, kind: string, text: string, data: string, cap: number, bell: string): Result<number, Context>;
+    lockAcquire(owner: string, fence: string, token: string, leaseMs: number): Result<number, Context>;
+    lockRelease(owner: string, token: string, bell: string): Result<0 | 1, Context>;
+    lockExtend(owner: string, token: string, leaseMs: number): Result<0 | 1, Context>;
+    semaphoreAcquire(holders: string, limit: number, timeoutMs: number, holder: string): Result<0 | 1, Context>;
+    semaphoreRefresh(holders: string, timeoutMs: number, holder: string): Result<0 | 1, Context>;
+    queueEnqueue(ready: string, delayed: string, task: string, delayMs: number): Result<1, Context>;
+    queuePromote(ready: string, delayed: string, max: number): Result<[number, number], Context>;
+    queueRetry(active: string, delayed: string, failed: string, taken: string, returned: string, delayMs: number, error: string, failedCap: number): Result<0 | 1, Context>;
+    queueHeartbeat(workers: string, workerId: string, timeoutMs: number): Result<string[], Context>;
+    queueRequeue(active: string, ready: string, workers: string, failed: string, workerId: string, timeoutMs: number, failedCap: number): Result<number, Context>;
+    scheduleCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    scheduleClaim(record: string): Result<(string | null)[], Context>;
+    scheduleFinish(...keysThenArgs: (string | number)[]): Result<0 | 1, Context>;
+    scheduleCancel(...keysThenArgs: (string | number)[]): Result<number, Context>;
   }
 }
 
 const SCRIPTS = {
   userCreate: { file: 'user-create.lua', numberOfKeys: 1 },
   chatCreate: { file: 'chat-create.lua', numberOfKeys: 6 },
-  chatSend: { file: 'chat-send.lua', numberOfKeys: 6, uses: ['trim-read.lua'] },
+  chatSend: { file: 'chat-send.lua', numberOfKeys: 8, uses: ['trim-read.lua'] },
   chatGapDone: { file: 'chat-gap-done.lua', numberOfKeys: 1 },
   chatJoin: { file: 'chat-join.lua', numberOfKeys: 5 },
-  chatLeave: { file: 'chat-leave.lua', numberOfKeys: 7, uses: ['trim-read.lua'] },
+  chatLeave: { file: 'chat-leave.lua', numberOfKeys: 9, uses: ['trim-read.lua'] },
   chatMarkRead: { file: 'chat-mark-read.lua', numberOfKeys: 4, uses: ['trim-read.lua'] },
   chatRead: { file: 'chat-read.lua', numberOfKeys: 4 },
   chatState: { file: 'chat-state.lua', numberOfKeys: 3 },
   userChats: { file: 'user-chats.lua', numberOfKeys: 2 },
   contactsTouch: { file: 'contacts-touch.lua', numberOfKeys: 1 },
   notify: { file: 'notify.lua', numberOfKeys: 2 },
+  lockAcquire: { file: 'lock-acquire.lua', numberOfKeys: 2 },
+  lockRelease: { file: 'lock-release.lua', numberOfKeys: 1 },
+  lockExtend: { file: 'lock-extend.lua', numberOfKeys: 1 },
+  semaphoreAcquire: { file: 'semaphore-acquire.lua', numberOfKeys: 1, uses: ['now.lua'] },
+  semaphoreRefresh: { file: 'semaphore-refresh.lua', numberOfKeys: 1, uses: ['now.lua'] },
+  queueEnqueue: { file: 'queue-enqueue.lua', numberOfKeys: 2, uses: ['now.lua', 'queue.lua'] },
+  queuePromote: { file: 'queue-promote.lua', numberOfKeys: 2, uses: ['now.lua', 'queue.lua'] },
+  queueRetry: { file: 'queue-retry.lua', numberOfKeys: 3, uses: ['now.lua', 'queue.lua'] },
+  queueHeartbeat: { file: 'queue-heartbeat.lua', numberOfKeys: 1, uses: ['now.lua'] },
+  queueRequeue: { file: 'queue-requeue.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
+  scheduleCreate: { file: 'schedule-create.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
+  scheduleClaim: { file: 'schedule-claim.lua', numberOfKeys: 1 },
+  scheduleFinish: { file: 'schedule-finish.lua', numberOfKeys: 3, uses: ['now.lua', 'schedule.lua'] },
+  scheduleCancel: { file: 'schedule-cancel.lua', numberOfKeys: 5, uses: ['now.lua', 'schedule.lua'] },
 } as const satisfies Record<string, { file: string; numberOfKeys: number; uses?: readonly string[] }>;
 
 const read = (path: string) => readFileSync(new URL(`./lua/${path}`, import.meta.url), 'utf8');

@@ -40,7 +40,7 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
   }),
 });
 
-const MessageType = builder.objectRef<Message>('Message').implement({
+export const MessageType = builder.objectRef<Message>('Message').implement({
   description: 'A chat message. Ids are per chat, start at 1 and only grow.',
   fields: (t) => ({
     id: t.exposeInt('id'),

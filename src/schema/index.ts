@@ -3,5 +3,6 @@ import { builder } from './builder.js';
 import './users.js';
 import './operations.js';
 import './chats.js';
+import './scheduled.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

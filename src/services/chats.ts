@@ -162,7 +162,7 @@ export class ChatService {
   async leave(chatId: string, user: string): Promise<void> {
     const c = this.keys.chat(chatId);
     const status = await this.redis.chatLeave(
-      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps,
+      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt,
       user, this.limits.history, c.bell, '',
     );
     // Not a member (or no such chat): an index entry a crash left behind still goes, so the user can clear it.
@@ -176,7 +176,7 @@ export class ChatService {
     if (user === by) throw badInput('username', 'to remove yourself, leave the chat');
     const c = this.keys.chat(chatId);
     const status = await this.redis.chatLeave(
-      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps,
+      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt,
       user, this.limits.history, c.bell, by,
     );
     if (status === -3) throw forbidden(`only the creator of chat ${chatId} removes members`);
@@ -189,19 +189,34 @@ export class ChatService {
   }
 
   async send(chatId: string, sender: string, text: string): Promise<Message> {
+    const { id, sentAt } = await this.store(chatId, sender, text, '');
+    return { id, chatId, sender, text, sentAt: new Date(sentAt) };
+  }
+
+  /**
+   * Sends scheduled message `scheduledId` once: a retry (or a racing worker) within a day of the send sends
+   * nothing and gets the id it was sent as. Refuses like `send` (a sender who is no longer a member: FORBIDDEN).
+   */
+  async sendScheduled(chatId: string, sender: string, text: string, scheduledId: string): Promise<number> {
+    return (await this.store(chatId, sender, text, scheduledId)).id;
+  }
+
+  private async store(chatId: string, sender: string, text: string, scheduledId: string): Promise<{ id: number; sentAt: number }> {
     this.checkText(text, 'text');
     const c = this.keys.chat(chatId);
     const reply = await this.redis.chatSend(
-      c.meta, c.seq, c.version, c.members, c.messages, c.gaps,
+      c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt,
       sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS, DOORBELL_MESSAGE_MAX, CONTACT_CHAT_MAX,
+      scheduledId,
     );
     const [id, sentAt, members, ...gaps] = reply as [number, number, string, ...(string | number)[]];
+    if (id === -3) return { id: sentAt, sentAt: 0 }; // sent before, as message `reply[1]`
     if (id < 0) throw refusal(id, chatId);
     await this.afterCommit('sendMessage', [
       members ? this.contacts.touch(sender, members.split(',')) : Promise.resolve(),
       this.deliverGaps(chatId, gaps),
     ]);
-    return { id, chatId, sender, text, sentAt: new Date(sentAt) };
+    return { id, sentAt };
   }
 
   /** Moves `user`'s read position up to `upTo` (never backwards); returns the position. */
@@ -320,7 +335,8 @@ export class ChatService {
     return results;
   }
 
-  private checkText(text: string, argument: string): void {
+  /** Empty or longer than MAX_MESSAGE_LENGTH: BAD_USER_INPUT naming `argument`. */
+  checkText(text: string, argument: string): void {
     if (text.trim().length === 0) throw badInput(argument, 'must not be empty');
     if (text.length > this.limits.maxMessageLength) {
       throw badInput(argument, `must be at most ${this.limits.maxMessageLength} characters`);

@@ -6,9 +6,13 @@ import { createKeys } from '../redis/keys.js';
 import { ChatService } from './chats.js';
 import { ContactService } from './contacts.js';
 import { FeedService } from './feeds.js';
+import { LockService } from './locks.js';
 import { MailboxPoller } from './mailbox-poller.js';
 import { NotificationService } from './notifications.js';
 import { OperationsService } from './operations.js';
+import { QueueService } from './queues.js';
+import { ScheduledMessageService } from './scheduled.js';
+import { SemaphoreService } from './semaphores.js';
 import { SessionService } from './sessions.js';
 import { UserService } from './users.js';
 
@@ -16,7 +20,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   redis: RedisClient,
-  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll'>,
+  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll' | 'queues'>,
   log: Logger,
 ) {
   const keys = createKeys(config.keyPrefix);
@@ -27,6 +31,7 @@ export function createServices(
   const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
   const subscriber = createSubscriber(redis, log);
   const poller = new MailboxPoller(redis, subscriber, config.poll, log);
+  const queues = new QueueService(redis, keys, config.queues);
   return {
     sessions,
     users,
@@ -36,6 +41,10 @@ export function createServices(
     chats,
     poller,
     feeds: new FeedService(chats, notifications, poller, log),
+    locks: new LockService(redis, keys, poller, log),
+    semaphores: new SemaphoreService(redis, keys),
+    queues,
+    scheduled: new ScheduledMessageService(redis, keys, chats, queues, notifications, log),
     /** Stops the poller and closes the doorbell connection (the caller owns `redis`). */
     async close(): Promise<void> {
       await poller.stop();

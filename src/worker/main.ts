@@ -1,0 +1,40 @@
+/**
+ * `npm run worker`: one task worker process on the gateway's Redis (REDIS_URL, REDIS_CLUSTER_NODES, or the
+ * embedded Redis of a gateway running on the same DATA_DIR). Stops gracefully on SIGTERM/SIGINT: stops taking
+ * tasks, lets running ones finish for SHUTDOWN_TIMEOUT_MS, returns the rest to their queues, exits 0.
+ */
+import { ConfigError, loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { closeRedisClient, createRedisClient, type RedisEndpoint } from '../redis/clients.js';
+import { runningEmbeddedRedis } from '../redis/embedded.js';
+import { createServices } from '../services/index.js';
+import { startWorker } from './start.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  const endpoint: RedisEndpoint =
+    config.redis.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(config.redis.dataDir) } : config.redis;
+  const redis = createRedisClient(endpoint, log, 'worker');
+  const services = createServices(redis, config, log);
+  const worker = startWorker(redis, services, config, log);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    await worker.stop(config.shutdownTimeoutMs);
+    await services.close();
+    await closeRedisClient(redis);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
+  process.stderr.write(`worker: ${message}\n`);
+  process.exit(1);
+});

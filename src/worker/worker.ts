@@ -1,0 +1,224 @@
+/**
+ * The task worker: for each queue it has handlers for, a consumer (BLMOVE on a connection of its own, up to
+ * `concurrency` tasks at once), a delayed-task poller, and a heartbeat that also returns the tasks of workers
+ * that stopped heartbeating. A handler with a `concurrency` limit runs under a semaphore shared by every
+ * worker. `stop()` stops taking tasks, gives running ones a grace period, and returns what is left to the queue.
+ */
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { closeRedisClient, createBlockingClient, type RedisClient } from '../redis/clients.js';
+import { PROMOTE_BATCH, type QueueService, type Task } from '../services/queues.js';
+import type { SemaphoreService } from '../services/semaphores.js';
+
+export interface TaskContext {
+  taskId: string;
+  /** 1 on the first run. */
+  attempt: number;
+  /** Aborted when the worker stops before the task finished (it is then returned to the queue). */
+  signal: AbortSignal;
+}
+
+export interface TaskHandler {
+  queue: string;
+  name: string;
+  /** At most this many of these tasks run at once across every worker; unlimited when absent. */
+  concurrency?: number;
+  /** Resolves when done; a rejection is a failed attempt. Must be safe to run again (delivery is at least once). */
+  run(args: unknown, context: TaskContext): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** Tasks of one queue this worker runs at once. */
+  concurrency: number;
+  heartbeatMs: number;
+  /** A worker quiet for longer counts as dead and its tasks go back to their queues. */
+  timeoutMs: number;
+  /** The delayed-task poller's longest sleep. */
+  pollMs: number;
+}
+
+/** BLMOVE waits at most this long, so a consumer notices a lost connection. */
+const TAKE_TIMEOUT_SECONDS = 5;
+/** A task whose concurrency limit is full waits this long (jittered) before it is offered again. */
+const LIMIT_RETRY_MS = 200;
+/** After an error, a consumer or poller waits this long before trying again. */
+const ERROR_PAUSE_MS = 1000;
+
+export class Worker {
+  readonly id = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly handlers = new Map<string, Map<string, TaskHandler>>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly blocking: RedisClient[] = [];
+  private readonly loops: Promise<void>[] = [];
+  /** Acknowledgements and returns that failed (Redis away); retried on every heartbeat, and at stop. */
+  private unsettled: (() => Promise<unknown>)[] = [];
+  private readonly stopping = new AbortController();
+  private readonly abortTasks = new AbortController();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly queues: QueueService,
+    private readonly semaphores: SemaphoreService,
+    handlers: TaskHandler[],
+    private readonly options: WorkerOptions,
+    private readonly log: Logger,
+  ) {
+    for (const h of handlers) {
+      const byName = this.handlers.get(h.queue) ?? new Map<string, TaskHandler>();
+      if (byName.has(h.name)) throw new Error(`two handlers for task "${h.name}" on queue "${h.queue}"`);
+      this.handlers.set(h.queue, byName.set(h.name, h));
+    }
+  }
+
+  start(): void {
+    for (const [queue, byName] of this.handlers) {
+      const blocking = createBlockingClient(this.redis, this.log, `worker:${queue}`);
+      this.blocking.push(blocking);
+      this.loops.push(this.consume(queue, byName, blocking), this.promote(queue));
+    }
+    void this.beat();
+    this.heartbeat = setInterval(() => void this.beat(), this.options.heartbeatMs);
+    this.log.info({ worker: this.id, queues: [...this.handlers.keys()], concurrency: this.options.concurrency }, 'worker started');
+  }
+
+  /** Stops taking tasks, waits up to `graceMs` for running ones, returns the rest to their queues. */
+  stop(graceMs: number): Promise<void> {
+    this.stopped ??= this.shutdown(graceMs);
+    return this.stopped;
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    this.stopping.abort();
+    clearInterval(this.heartbeat);
+    for (const b of this.blocking) b.disconnect(); // ends a pending BLMOVE
+    await Promise.all(this.loops);
+    const finished = await Promise.race([Promise.all(this.running).then(() => true), sleep(graceMs).then(() => false)]);
+    if (!finished) this.abortTasks.abort(new Error('the worker is stopping'));
+    await this.settleAll();
+    for (const queue of this.handlers.keys()) {
+      try {
+        const returned = await this.queues.requeue(queue, this.id, -1);
+        if (returned > 0) this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
+      } catch (err) {
+        this.log.warn({ worker: this.id, queue, err: String(err) }, 'could not return unfinished tasks; they go back once this worker counts as dead');
+      }
+    }
+    await Promise.all(this.blocking.map(closeRedisClient));
+    this.log.info({ worker: this.id }, 'worker stopped');
+  }
+
+  private async consume(queue: string, byName: Map<string, TaskHandler>, blocking: RedisClient): Promise<void> {
+    const slots = new Set<Promise<void>>();
+    while (!this.stopping.signal.aborted) {
+      if (slots.size >= this.options.concurrency) {
+        await Promise.race(slots);
+        continue;
+      }
+      let task: Task | null;
+      try {
+        task = await this.queues.take(blocking, queue, this.id, TAKE_TIMEOUT_SECONDS);
+      } catch (err) {
+        if (this.stopping.signal.aborted) break;
+        this.log.warn({ worker: this.id, queue, err: String(err) }, 'taking a task failed');
+        await this.pause(ERROR_PAUSE_MS);
+        continue;
+      }
+      if (!task) continue;
+      const run: Promise<void> = this.run(queue, byName.get(task.name), task).finally(() => {
+        slots.delete(run);
+        this.running.delete(run);
+      });
+      slots.add(run);
+      this.running.add(run);
+    }
+  }
+
+  private async run(queue: string, handler: TaskHandler | undefined, task: Task): Promise<void> {
+    if (!handler) {
+      await this.settle(() => this.queues.fail(queue, this.id, task, `no handler for task "${task.name}" on queue "${queue}"`));
+      return;
+    }
+    const limit = handler.concurrency;
+    const semaphore = `task:${task.name}`;
+    const holder = `${this.id}:${task.id}`;
+    if (limit !== undefined) {
+      const admitted = await this.semaphores.acquire(semaphore, limit, this.options.timeoutMs, holder).catch(() => null);
+      if (!admitted) {
+        await this.settle(() => this.queues.defer(queue, this.id, task, Math.round(LIMIT_RETRY_MS * (0.5 + Math.random()))));
+        return;
+      }
+    }
+    const refresh =
+      limit === undefined
+        ? undefined
+        : setInterval(() => {
+            this.semaphores.refresh(semaphore, holder, this.options.timeoutMs).catch((err: unknown) => this.log.warn({ task: task.id, err: String(err) }, 'semaphore refresh failed'));
+          }, this.options.timeoutMs / 3);
+    let failure: string | undefined;
+    try {
+      await handler.run(task.args, { taskId: task.id, attempt: task.attempts + 1, signal: this.abortTasks.signal });
+    } catch (err) {
+      failure = err instanceof Error ? err.message : String(err);
+      this.log.warn({ worker: this.id, queue, task: task.id, name: task.name, attempt: task.attempts + 1, err: failure }, 'task failed');
+    } finally {
+      clearInterval(refresh);
+      if (limit !== undefined) await this.semaphores.release(semaphore, holder).catch(() => false); // else it times out
+    }
+    await this.settle(() => (failure === undefined ? this.queues.ack(queue, this.id, task) : this.queues.fail(queue, this.id, task, failure)));
+  }
+
+  private async promote(queue: string): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      let wait = this.options.pollMs;
+      try {
+        const { moved, nextDueMs } = await this.queues.promote(queue);
+        if (moved >= PROMOTE_BATCH) continue;
+        if (nextDueMs >= 0) wait = Math.min(wait, nextDueMs);
+      } catch (err) {
+        this.log.warn({ worker: this.id, queue, err: String(err) }, 'moving due tasks failed');
+        wait = ERROR_PAUSE_MS;
+      }
+      await this.pause(wait);
+    }
+  }
+
+  /** Says this worker is alive on each queue, and returns the tasks of workers that are not. */
+  private async beat(): Promise<void> {
+    for (const queue of this.handlers.keys()) {
+      try {
+        const dead = await this.queues.heartbeat(queue, this.id, this.options.timeoutMs);
+        for (const worker of dead) {
+          const returned = await this.queues.requeue(queue, worker, this.options.timeoutMs);
+          if (returned >= 0) this.log.warn({ worker: this.id, queue, dead: worker, returned }, 'returned the tasks of a worker that stopped heartbeating');
+        }
+      } catch (err) {
+        this.log.warn({ worker: this.id, queue, err: String(err) }, 'heartbeat failed');
+      }
+    }
+    await this.settleAll();
+  }
+
+  /** Runs an acknowledgement or return; when Redis is away, keeps it to run again later. */
+  private async settle(step: () => Promise<unknown>): Promise<void> {
+    try {
+      await step();
+    } catch (err) {
+      this.log.warn({ worker: this.id, err: String(err) }, 'could not settle a task; will retry');
+      this.unsettled.push(step);
+    }
+  }
+
+  private async settleAll(): Promise<void> {
+    const steps = this.unsettled;
+    this.unsettled = [];
+    for (const step of steps) await this.settle(step);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return sleep(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+  }
+}
