@@ -5,7 +5,7 @@
 local TASK_HEADER = '^{"priority":(%-?%d+),"id":"[^"]*","name":"[^"]*","attempts":(%d+),"maxAttempts":(%d+),'
 
 local function taskPriority(task)
-  return tonumber(string.match(task, TASK_HEADER))
+  return tonumber((string.match(task, TASK_HEADER))) -- the first capture only
 end
 
 -- Puts a task in the ready list at the back of its priority (`front` false) or at the front (`front` true:
