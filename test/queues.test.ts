@@ -68,8 +68,8 @@ describe('queues', () => {
     expect((await readyTasks(q)).map((x) => x.args)).toEqual(['late9', 'a5', 'b5', 'late0', 'a0', 'b0', 'c0', 'm1']);
 
     const order: unknown[] = [];
-    startWorker([{ queue: q, name: 'task', run: async (args) => void order.push(args) }], { concurrency: 1 });
-    expect(await eventually(async () => order.length === 8)).toBe(true);
+    startWorker([{ queue: q, name: 'task', run: (args) => Promise.resolve(void order.push(args)) }], { concurrency: 1 });
+    expect(await eventually(() => Promise.resolve(order.length === 8))).toBe(true);
     expect(order).toEqual(['late9', 'a5', 'b5', 'late0', 'a0', 'b0', 'c0', 'm1']);
   });
 
@@ -129,8 +129,8 @@ describe('queues', () => {
     expect((await queues().status(q)).running).toBe(1);
 
     const attempts: number[] = [];
-    startWorker([{ queue: q, name: 'task', run: async (_args, ctx) => void attempts.push(ctx.attempt) }]);
-    expect(await eventually(async () => attempts.length === 1, 10_000)).toBe(true);
+    startWorker([{ queue: q, name: 'task', run: (_args, ctx) => Promise.resolve(void attempts.push(ctx.attempt)) }]);
+    expect(await eventually(() => Promise.resolve(attempts.length === 1), 10_000)).toBe(true);
     expect(attempts).toEqual([2]);
     expect(await t.redis.zscore(keys().queue(q).workers, 'ghost')).toBeNull();
   });
@@ -153,7 +153,7 @@ describe('queues', () => {
     };
     for (let i = 0; i < 3; i++) startWorker([handler], { concurrency: 4 });
     await Promise.all(Array.from({ length: 30 }, (_, i) => queues().enqueue(q, 'limited', i)));
-    expect(await eventually(async () => done === 30, 20_000)).toBe(true);
+    expect(await eventually(() => Promise.resolve(done === 30), 20_000)).toBe(true);
     expect(most).toBe(2);
   });
 
@@ -174,7 +174,7 @@ describe('queues', () => {
     ]);
     await queues().enqueue(q, 'slow', 'quick');
     await queues().enqueue(q, 'slow', 'long');
-    expect(await eventually(async () => started === 2)).toBe(true);
+    expect(await eventually(() => Promise.resolve(started === 2))).toBe(true);
     await worker.stop(300);
     expect(finished).toBe(1);
     expect(await readyTasks(q)).toMatchObject([{ args: 'long' }]);
