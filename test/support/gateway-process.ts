@@ -1,6 +1,6 @@
 /**
  * Runs the real gateway (`src/server.ts`) as a child process, as `npm start` does, for tests that need
- * several processes, signals, or the embedded Redis.
+ * several processes, signals, or the embedded Redis; and the worker (`src/worker/main.ts`), as `npm run worker` does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,16 @@ export interface GatewayProcess {
 }
 
 export function spawnGateway(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  return spawnEntry('src/server.ts', env);
+}
+
+/** `npm run worker`, as a child process. */
+export function spawnWorker(env: Record<string, string>): ChildProcess {
+  return spawnEntry('src/worker/main.ts', env);
+}
+
+function spawnEntry(entry: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
