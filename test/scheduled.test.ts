@@ -220,9 +220,12 @@ describe('scheduled messages and worker processes', () => {
         expect(secondLog).toContain('returned the tasks of a worker that stopped heartbeating');
         console.log(`1000 scheduled messages: ${sentWhenKilled} sent when the first worker was killed; all sent once after the second took over`);
       } finally {
+        const exited = new Promise<number | null>((resolve) => second.once('exit', resolve));
         second.kill('SIGTERM');
-        await new Promise((resolve) => second.once('exit', resolve));
+        expect(await exited).toBe(0);
       }
+      // The killed worker was forgotten when its tasks were returned, the stopped one when it stopped.
+      expect(await g.redis.zcard(createKeys(g.config.keyPrefix).queue('scheduled').workers)).toBe(0);
     } finally {
       await g.close();
     }
