@@ -161,24 +161,27 @@ describe('queues', () => {
     const q = uniqueName('stop');
     let finished = 0;
     let started = 0;
-    const worker = startWorker([
-      {
-        queue: q,
-        name: 'slow',
-        run: async (args, ctx) => {
-          started++;
-          await sleep(args === 'quick' ? 50 : 10_000, undefined, { signal: ctx.signal }).catch(() => undefined);
-          if (!ctx.signal.aborted) finished++;
+    // Both slots busy: the consumer is waiting for a free one when the stop comes.
+    const worker = startWorker(
+      [
+        {
+          queue: q,
+          name: 'slow',
+          run: async (args, ctx) => {
+            started++;
+            await sleep(args === 'medium' ? 200 : 10_000, undefined, { signal: ctx.signal }).catch(() => undefined);
+            if (!ctx.signal.aborted) finished++;
+          },
         },
-      },
-    ]);
-    await queues().enqueue(q, 'slow', 'quick');
-    await queues().enqueue(q, 'slow', 'long');
-    expect(await eventually(() => Promise.resolve(started === 2))).toBe(true);
-    await worker.stop(300);
-    expect(finished).toBe(1);
-    expect(await readyTasks(q)).toMatchObject([{ args: 'long' }]);
-    expect(await queues().status(q)).toEqual({ name: q, ready: 1, delayed: 0, running: 0, failed: 0 });
+      ],
+      { concurrency: 2 },
+    );
+    for (const args of ['medium', 'long', 'longer']) await queues().enqueue(q, 'slow', args);
+    expect(await eventually(() => Promise.resolve(started === 3))).toBe(true);
+    await worker.stop(1000);
+    expect(finished).toBe(1); // the medium one finished; the others were stopped when the grace period ended
+    expect(await readyTasks(q)).toMatchObject([{ args: 'long' }, { args: 'longer' }]);
+    expect(await queues().status(q)).toEqual({ name: q, ready: 2, delayed: 0, running: 0, failed: 0 });
     expect(await t.redis.zcard(keys().queue(q).workers)).toBe(0);
   });
 });

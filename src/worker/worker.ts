@@ -55,6 +55,7 @@ export class Worker {
   /** Acknowledgements and returns that failed (Redis away); retried on every heartbeat, and at stop. */
   private unsettled: (() => Promise<unknown>)[] = [];
   private readonly stopping = new AbortController();
+  private readonly stopRequested = new Promise<void>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
   private readonly abortTasks = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped: Promise<void> | undefined;
@@ -115,7 +116,7 @@ export class Worker {
     const slots = new Set<Promise<void>>();
     while (!this.stopping.signal.aborted) {
       if (slots.size >= this.options.concurrency) {
-        await Promise.race(slots);
+        await Promise.race([...slots, this.stopRequested]);
         continue;
       }
       let task: Task | null;
