@@ -1,0 +1,328 @@
+/**
+ * Locks and task queues against the usual libraries, measured in one run on one Redis (`npm run bench:coordination`).
+ *
+ * Starts its own redis-server (no persistence) and drives everything in this process: our LockService, QueueService
+ * and Worker (built with createServices over one createRedisClient client, autopipelining on, KEY_PREFIX "bench:"),
+ * redis-semaphore's Mutex and BullMQ. The baselines use their libraries' default client options: redis-semaphore
+ * one `new Redis(url)` shared by all its Mutexes (as all of ours share one client), BullMQ connection options
+ * { host, port } (its own ioredis clients). Autopipelining, which our client always has, costs a sequential caller
+ * about one event-loop turn per round trip and saves syscalls under concurrency.
+ *
+ * 1. Locks: acquire + release pairs per second on one lock, for BENCH_SECONDS, by 1 loop (sequential) and by 50
+ *    concurrent loops (all in this process, on the one client; a loop acquires, then releases, then goes again).
+ *    "fairness" is the pairs of the least served loop over the mean per loop (1: even; near 0: a loop starved).
+ *    Ours: locks.acquire(name, { leaseMs: 10000, waitMs: 10000 }) and locks.release(lease), which must return true.
+ *    redis-semaphore: a new Mutex(client, key, { lockTimeout: 10000, acquireTimeout: 10000, refreshInterval: 0 })
+ *    per pair (its README's pattern), acquire() then release(). Lease and wait match ours; the refresh timer is off
+ *    because our acquire() has no keep-alive either; retryInterval is its default (10 ms: a waiter polls SET NX,
+ *    where ours is woken by the releaser's doorbell).
+ * 2. Enqueue: BENCH_TASKS no-op tasks (args {}) added 50 in flight, tasks/s. Ours: queues.enqueue(queue, 'noop', {});
+ *    BullMQ: queue.add('noop', {}) on a Queue with defaultJobOptions { removeOnComplete: true, removeOnFail: true }
+ *    (its documented way not to keep every finished job; ours keeps none either).
+ * 3. Processing: BENCH_TASKS tasks are enqueued as in 2 (not timed), then a worker with a no-op handler starts
+ *    and the clock runs until the handler has run BENCH_TASKS times, at concurrency 1 and 16. Ours: new Worker(...,
+ *    { concurrency, heartbeatMs: 1000, timeoutMs: 10000, pollMs: 100 }), timed from start() (which opens its
+ *    BLMOVE connection). BullMQ: a Worker with autorun false, timed from run() once waitUntilReady() resolved.
+ *    After each, the queue must be empty: nothing ready, running, delayed or failed, and no task run twice.
+ *
+ * Every measurement uses fresh lock and queue names. After a discarded warm-up of every case (0.5 s or a tenth of
+ * the tasks), BENCH_ROUNDS rounds (default 3) run each case on both sides, ours first in odd rounds and the baseline
+ * first in even ones; the tables quote medians and the ratio median(ours)/median(baseline), aim >= 1. Beside the
+ * rates, per operation (lock pair or task): Redis commands (delta of INFO total_commands_processed, which counts
+ * the commands scripts run too, less our INFO), redis-server CPU µs (/proc/<pid>/stat, 10 ms ticks) and this
+ * process's CPU µs (process.cpuUsage(): the client side; less noisy than the rates on a busy machine).
+ * Any error, timeout or lost task exits 1. Progress goes to stderr, the result tables to stdout.
+ *
+ * Env (defaults): BENCH_SECONDS (3, per lock measurement), BENCH_ROUNDS (3), BENCH_TASKS (10000, per queue measurement).
+ */
+import { Queue, Worker as BullWorker, type ConnectionOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Mutex } from 'redis-semaphore';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
+import { createServices } from '../src/services/index.js';
+import { Worker } from '../src/worker/worker.js';
+import { HOST, cpuSeconds, median, positiveInt, progress, runBench, startRedis } from './support/processes.js';
+
+const SECONDS = positiveInt('BENCH_SECONDS', 3);
+const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
+const TASKS = positiveInt('BENCH_TASKS', 10_000);
+const LOCK_CLIENTS = 50;
+const IN_FLIGHT = 50;
+const LEASE_MS = 10_000;
+const WAIT_MS = 10_000;
+/** The longest a processing measurement may take before the tasks count as lost. */
+const DRAIN_TIMEOUT_MS = Math.max(60_000, TASKS * 10);
+
+/** How much one measurement does: lock loops run `seconds`, queue measurements handle `tasks`. */
+interface Size {
+  seconds: number;
+  tasks: number;
+}
+/** Per second, and per operation (lock pair or task). */
+interface Sample {
+  rate: number;
+  commands: number;
+  cpuUs: number;
+  /** CPU µs of this process (the client side, both libraries run here) per operation. */
+  clientUs: number;
+  /** Locks: the pairs of the least served client over the mean per client (1: even; near 0: it starved). */
+  fairness?: number;
+}
+type Side = (tag: string, size: Size) => Promise<Sample>;
+interface Case {
+  table: 'locks' | 'enqueue' | 'processing';
+  name: string;
+  baseline: string;
+  ours: Side;
+  base: Side;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers
+
+let admin: Redis;
+let redisPid: number;
+
+async function snapshot(): Promise<{ commands: number; cpu: number; client: number }> {
+  const info = await admin.info('stats');
+  const m = /total_commands_processed:(\d+)/.exec(info);
+  if (!m) throw new Error('INFO stats has no total_commands_processed');
+  const { user, system } = process.cpuUsage();
+  return { commands: Number(m[1]), cpu: cpuSeconds(redisPid), client: user + system };
+}
+
+/** Starts the clock; the function it returns stops it and turns `ops` into a Sample. */
+async function begin(): Promise<(ops: number) => Promise<Sample>> {
+  const before = await snapshot();
+  const t0 = performance.now();
+  return async (ops) => {
+    const seconds = (performance.now() - t0) / 1000;
+    const after = await snapshot();
+    if (ops === 0) throw new Error('no operation completed');
+    // Less 1: the INFO of `before` counts in `after`.
+    return {
+      rate: ops / seconds,
+      commands: (after.commands - before.commands - 1) / ops,
+      cpuUs: ((after.cpu - before.cpu) * 1e6) / ops,
+      clientUs: (after.client - before.client) / ops,
+    };
+  };
+}
+
+/** Runs fn(0..n-1) with at most `inFlight` calls pending at once. */
+async function pool(n: number, inFlight: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < n) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, inFlight) }, lane));
+}
+
+/** `clients` loops each repeating `pair` until `seconds` are up; acquire+release pairs per second. */
+async function lockLoops(clients: number, seconds: number, pair: () => Promise<void>): Promise<Sample> {
+  const end = await begin();
+  const deadline = performance.now() + seconds * 1000;
+  const pairs = Array.from({ length: clients }, () => 0);
+  const loop = async (_: unknown, i: number) => {
+    while (performance.now() < deadline) {
+      await pair();
+      pairs[i]!++;
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, loop));
+  const ops = pairs.reduce((a, b) => a + b, 0);
+  return { ...(await end(ops)), fairness: (Math.min(...pairs) * clients) / ops };
+}
+
+/** Counts handler runs; `done` resolves at `n`, and rejects when they take longer than DRAIN_TIMEOUT_MS. */
+function countdown(n: number, what: string) {
+  let count = 0;
+  let resolve: () => void = () => undefined;
+  const reached = new Promise<void>((r) => (resolve = r));
+  return {
+    hit: (): Promise<void> => {
+      if (++count === n) resolve();
+      return Promise.resolve();
+    },
+    count: () => count,
+    async done(): Promise<void> {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: only ${count} of ${n} tasks ran within ${DRAIN_TIMEOUT_MS} ms`)), DRAIN_TIMEOUT_MS);
+      });
+      await Promise.race([reached, timeout]).finally(() => clearTimeout(timer));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const redisServer = await startRedis();
+  redisPid = redisServer.child.proc.pid!;
+  admin = new Redis(redisServer.url);
+  const config = loadConfig({ REDIS_URL: redisServer.url, LOG_LEVEL: 'silent', KEY_PREFIX: 'bench:' });
+  if (config.redis.kind !== 'url') throw new Error(`expected a Redis URL, got ${config.redis.kind}`);
+  const log = createLogger('silent');
+  const redis = createRedisClient(config.redis, log, 'bench');
+  const services = createServices(redis, config, log);
+  const semClient = new Redis(redisServer.url);
+  const connection: ConnectionOptions = { host: HOST, port: redisServer.port };
+  const defaultJobOptions = { removeOnComplete: true, removeOnFail: true };
+
+  const ourLocks =
+    (clients: number): Side =>
+    (tag, { seconds }) =>
+      lockLoops(clients, seconds, async () => {
+        const lease = await services.locks.acquire(tag, { leaseMs: LEASE_MS, waitMs: WAIT_MS });
+        if (!lease) throw new Error(`ours: lock ${tag} not acquired within ${WAIT_MS} ms`);
+        if (!(await services.locks.release(lease))) throw new Error(`ours: releasing lock ${tag} found the lease gone`);
+      });
+  const theirLocks =
+    (clients: number): Side =>
+    (tag, { seconds }) =>
+      lockLoops(clients, seconds, async () => {
+        const mutex = new Mutex(semClient, tag, { lockTimeout: LEASE_MS, acquireTimeout: WAIT_MS, refreshInterval: 0 });
+        await mutex.acquire(); // throws when not acquired within acquireTimeout
+        await mutex.release();
+      });
+
+  const ourEnqueue = (queue: string, tasks: number) => pool(tasks, IN_FLIGHT, () => services.queues.enqueue(queue, 'noop', {}));
+  const theirEnqueue = (queue: Queue, tasks: number) => pool(tasks, IN_FLIGHT, () => queue.add('noop', {}));
+
+  const ourProcessing =
+    (concurrency: number): Side =>
+    async (tag, { tasks }) => {
+      await ourEnqueue(tag, tasks);
+      const runs = countdown(tasks, `ours ${tag}`);
+      const handler = { queue: tag, name: 'noop', run: runs.hit };
+      const worker = new Worker(redis, services.queues, services.semaphores, [handler], { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 }, log);
+      const end = await begin();
+      worker.start();
+      try {
+        await runs.done();
+      } finally {
+        await worker.stop(1000);
+      }
+      const sample = await end(tasks);
+      const left = await services.queues.status(tag);
+      if (runs.count() !== tasks || left.ready + left.running + left.delayed + left.failed > 0) {
+        throw new Error(`ours ${tag}: ${runs.count()} runs of ${tasks} tasks; left ${JSON.stringify(left)}`);
+      }
+      return sample;
+    };
+  const theirProcessing =
+    (concurrency: number): Side =>
+    async (tag, { tasks }) => {
+      const queue = new Queue(tag, { connection, defaultJobOptions });
+      await theirEnqueue(queue, tasks);
+      const runs = countdown(tasks, `BullMQ ${tag}`);
+      const worker = new BullWorker(tag, runs.hit, { connection, concurrency, autorun: false });
+      const errors: string[] = [];
+      worker.on('error', (err) => errors.push(String(err)));
+      worker.on('failed', (job, err) => errors.push(`job ${job?.id}: ${String(err)}`));
+      await worker.waitUntilReady();
+      const end = await begin();
+      const running = worker.run();
+      try {
+        await runs.done();
+      } finally {
+        await worker.close();
+        await running;
+      }
+      const sample = await end(tasks);
+      const left = await queue.getJobCounts('wait', 'active', 'delayed', 'failed', 'completed', 'prioritized');
+      await queue.close();
+      if (errors.length > 0 || runs.count() !== tasks || Object.values(left).some((n) => n > 0)) {
+        throw new Error(`BullMQ ${tag}: ${runs.count()} runs of ${tasks} tasks; left ${JSON.stringify(left)}; errors ${errors.join('; ')}`);
+      }
+      return sample;
+    };
+
+  const cases: Case[] = [
+    { table: 'locks', name: 'sequential', baseline: 'redis-semaphore', ours: ourLocks(1), base: theirLocks(1) },
+    { table: 'locks', name: `${LOCK_CLIENTS} concurrent`, baseline: 'redis-semaphore', ours: ourLocks(LOCK_CLIENTS), base: theirLocks(LOCK_CLIENTS) },
+    {
+      table: 'enqueue',
+      name: `${IN_FLIGHT} in flight`,
+      baseline: 'BullMQ',
+      ours: async (tag, { tasks }) => {
+        const end = await begin();
+        await ourEnqueue(tag, tasks);
+        return end(tasks);
+      },
+      base: async (tag, { tasks }) => {
+        const queue = new Queue(tag, { connection, defaultJobOptions });
+        await queue.waitUntilReady();
+        const end = await begin();
+        await theirEnqueue(queue, tasks);
+        const sample = await end(tasks);
+        await queue.close();
+        return sample;
+      },
+    },
+    { table: 'processing', name: 'concurrency 1', baseline: 'BullMQ', ours: ourProcessing(1), base: theirProcessing(1) },
+    { table: 'processing', name: 'concurrency 16', baseline: 'BullMQ', ours: ourProcessing(16), base: theirProcessing(16) },
+  ];
+
+  let serial = 0;
+  const run = async (c: Case, which: 'ours' | 'base', size: Size, label: string): Promise<Sample> => {
+    const tag = `${c.table}-${which}-${++serial}`;
+    const s = await c[which](tag, size);
+    const who = which === 'ours' ? 'ours' : c.baseline;
+    const fair = s.fairness === undefined ? '' : `, fairness ${s.fairness.toFixed(2)}`;
+    progress(`${label}: ${c.table} ${c.name}, ${who}: ${s.rate.toFixed(0)}/s, ${s.commands.toFixed(2)} cmds/op, CPU µs/op redis ${s.cpuUs.toFixed(1)} client ${s.clientUs.toFixed(1)}${fair}`);
+    return s;
+  };
+
+  const warmup = { seconds: 0.5, tasks: Math.max(1, Math.floor(TASKS / 10)) };
+  for (const c of cases) for (const which of ['ours', 'base'] as const) await run(c, which, warmup, 'warm-up (discarded)');
+  const samples = cases.map(() => ({ ours: [] as Sample[], base: [] as Sample[] }));
+  const size = { seconds: SECONDS, tasks: TASKS };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const order = round % 2 ? (['ours', 'base'] as const) : (['base', 'ours'] as const);
+    for (const [i, c] of cases.entries()) for (const which of order) samples[i]![which].push(await run(c, which, size, `round ${round}/${ROUNDS}`));
+  }
+
+  await services.close();
+  await closeRedisClient(redis);
+  await Promise.all([semClient.quit(), admin.quit()]);
+
+  // Report.
+  const med = (ss: Sample[], k: keyof Sample) => median(ss.map((s) => s[k] ?? NaN));
+  let missed = 0;
+  const unit = { locks: 'pairs/s', enqueue: 'tasks/s', processing: 'tasks/s' } as const;
+  console.log(
+    `\n${ROUNDS} rounds, order alternating; locks: ${SECONDS}s each, lease ${LEASE_MS} ms; queues: ${TASKS} tasks each, no-op handler`,
+  );
+  for (const table of ['locks', 'enqueue', 'processing'] as const) {
+    const rows = cases.flatMap((c, i) => {
+      if (c.table !== table) return [];
+      const { ours, base } = samples[i]!;
+      const ratio = med(ours, 'rate') / med(base, 'rate');
+      const both = (k: keyof Sample, digits: number) => `${med(ours, k).toFixed(digits)} | ${med(base, k).toFixed(digits)}`;
+      if (ratio < 1) missed++;
+      return [
+        {
+          case: c.name,
+          [`ours ${unit[table]}`]: Math.round(med(ours, 'rate')),
+          [`${c.baseline} ${unit[table]}`]: Math.round(med(base, 'rate')),
+          'ours/baseline': Number(ratio.toFixed(3)),
+          'aim >= 1': ratio >= 1 ? 'met' : 'NOT met',
+          'cmds/op ours|base': both('commands', 2),
+          'redis µs/op ours|base': both('cpuUs', 0),
+          'client µs/op ours|base': both('clientUs', 0),
+          ...(table === 'locks' && { 'fairness ours|base': both('fairness', 2) }),
+        },
+      ];
+    });
+    console.log(`\n${table} (medians)`);
+    console.table(rows);
+  }
+  console.log(`aim (ours >= baseline): ${missed === 0 ? 'met in every case' : `NOT met in ${missed} of ${cases.length} cases`}`);
+  return 0;
+}
+
+await runBench(main);
