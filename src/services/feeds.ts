@@ -22,6 +22,46 @@ export const FEED_BATCH = 100;
 /** After a failed read (Redis away), a stream waits this long and reads again. */
 const RETRY_MS = 1000;
 
+/**
+ * A stream's stop, raced against what the stream waits for. Racing the Repeater's stop promise directly would
+ * leave one reaction on it per wait for the stream's whole life; these races remove theirs when they settle.
+ */
+class Stop {
+  stopped = false;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(stop: Promise<unknown>) {
+    void stop.then(() => {
+      this.stopped = true;
+      for (const listener of this.listeners) listener();
+      this.listeners.clear();
+    });
+  }
+
+  /** Settles as `promise` does, or with undefined as soon as the stream stops. */
+  race<T>(promise: Promise<T>): Promise<T | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    return new Promise<T | undefined>((resolve, reject) => {
+      const onStop = () => resolve(undefined);
+      this.listeners.add(onStop);
+      promise.then(
+        (value) => {
+          this.listeners.delete(onStop);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.listeners.delete(onStop);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
+  delay(ms: number): Promise<void> {
+    return this.race(new Promise<void>((r) => setTimeout(r, ms).unref())).then(() => undefined);
+  }
+}
+
 /** Marks of what changed, and a promise that resolves when something does. */
 class Wakeup<T> {
   private marks = new Set<T>();
@@ -33,17 +73,14 @@ class Wakeup<T> {
     this.resolve = undefined;
   }
 
-  /** Waits until something is marked (or `stopped` resolves), then takes the marks. */
-  async take(stopped: Promise<unknown>): Promise<Set<T>> {
-    if (this.marks.size === 0) await Promise.race([new Promise<void>((r) => (this.resolve = r)), stopped]);
+  /** Waits until something is marked (or the stream stops), then takes the marks. */
+  async take(stop: Stop): Promise<Set<T>> {
+    if (this.marks.size === 0) await stop.race(new Promise<void>((r) => (this.resolve = r)));
     const marks = this.marks;
     this.marks = new Set();
     return marks;
   }
 }
-
-const delay = (ms: number, stopped: Promise<unknown>) =>
-  Promise.race([new Promise<void>((r) => setTimeout(r, ms).unref()), stopped]);
 
 /** The user's chat index changed (an all-chats stream re-reads it). */
 const INDEX = Symbol('index');
@@ -86,12 +123,11 @@ export class FeedService {
     markRead: boolean,
     confirmReceipt?: () => Promise<void>,
   ): Repeater<Message | AppError> {
-    return new Repeater<Message | AppError>(async (push, stop) => {
+    return new Repeater<Message | AppError>(async (push, stopRepeater) => {
+      const stop = new Stop(stopRepeater);
       const wakeup = new Wakeup<string | typeof INDEX>();
       const followed = new Map<string, Followed>();
       let unwatchIndex: (() => void) | undefined;
-      let stopped = false;
-      void stop.then(() => (stopped = true));
 
       const follow = (id: string) => {
         if (followed.has(id)) return;
@@ -129,8 +165,8 @@ export class FeedService {
       /** After delivering up to `delivered`: marks it read when asked to. Returns false when the stream must end. */
       const markDelivered = async (id: string, delivered: number): Promise<boolean> => {
         if (!markRead || delivered === 0) return true;
-        if (confirmReceipt) await Promise.race([confirmReceipt(), stop]);
-        if (stopped) return false;
+        if (confirmReceipt) await stop.race(confirmReceipt());
+        if (stop.stopped) return false;
         try {
           await this.chats.markRead(id, viewer, delivered);
         } catch (err) {
@@ -155,7 +191,7 @@ export class FeedService {
           for (let hint = state.hints[0]; hint?.version === state.version + 1 && hint.message.id === state.cursor + 1; hint = state.hints[0]) {
             state.hints.shift();
             await push(hint.message);
-            if (!followed.has(id) || stopped) return !stopped;
+            if (!followed.has(id) || stop.stopped) return !stop.stopped;
             state.version = hint.version;
             state.cursor = hint.message.id;
             delivered = hint.message.id;
@@ -180,7 +216,7 @@ export class FeedService {
         for (const message of batch.messages) {
           if (message.id <= state.cursor) continue;
           await push(message);
-          if (!followed.has(id) || stopped) return !stopped;
+          if (!followed.has(id) || stop.stopped) return !stop.stopped;
           state.cursor = message.id;
           delivered = message.id;
         }
@@ -196,7 +232,7 @@ export class FeedService {
       }
 
       try {
-        while (!stopped) {
+        while (!stop.stopped) {
           const marks = await wakeup.take(stop);
           try {
             if (marks.has(INDEX)) {
@@ -205,9 +241,9 @@ export class FeedService {
               for (const id of followed.keys()) if (!ids.has(id)) unfollow(id);
             }
             for (const id of marks) {
-              if (stopped) break;
+              if (stop.stopped) break;
               if (id !== INDEX && !(await drain(id))) {
-                stop();
+                stopRepeater();
                 break;
               }
             }
@@ -215,7 +251,7 @@ export class FeedService {
             // Redis unreachable or failing: keep the stream, read everything again once it answers.
             this.log.warn({ err: err instanceof Error ? err.message : String(err), viewer }, 'message feed read failed; retrying');
             for (const id of marks) wakeup.mark(id);
-            await delay(RETRY_MS, stop);
+            await stop.delay(RETRY_MS);
           }
         }
       } finally {
@@ -233,23 +269,22 @@ export class FeedService {
 
   /** The viewer's unacknowledged notifications, oldest first, then new ones as they arrive. */
   notificationStream(viewer: string): Repeater<Notification> {
-    return new Repeater<Notification>(async (push, stop) => {
+    return new Repeater<Notification>(async (push, stopRepeater) => {
+      const stop = new Stop(stopRepeater);
       const wakeup = new Wakeup<true>();
       const head = this.notifications.head(viewer);
       const unwatch = this.poller.watch(head.key, head.channel, () => wakeup.mark(true));
-      let stopped = false;
-      void stop.then(() => (stopped = true));
       let cursor = 0;
       wakeup.mark(true);
       try {
-        while (!stopped) {
+        while (!stop.stopped) {
           await wakeup.take(stop);
           try {
             for (;;) {
               const batch = await this.notifications.list(viewer, cursor, FEED_BATCH);
               for (const n of batch) {
                 await push(n);
-                if (stopped) return;
+                if (stop.stopped) return;
                 cursor = n.id;
               }
               if (batch.length < FEED_BATCH) break;
@@ -257,7 +292,7 @@ export class FeedService {
           } catch (err) {
             this.log.warn({ err: err instanceof Error ? err.message : String(err), viewer }, 'notification feed read failed; retrying');
             wakeup.mark(true);
-            await delay(RETRY_MS, stop);
+            await stop.delay(RETRY_MS);
           }
         }
       } finally {

@@ -167,7 +167,7 @@ export class MailboxPoller {
   /** Reads the heads of `keys`, wakes the listeners of those that moved; returns the keys that moved. */
   private async read(keys: string[]): Promise<string[]> {
     if (keys.length === 0 || this.stopped) return [];
-    // Autopipelining sends these as one pipeline per node.
+    // Issued together: one round trip per node.
     const heads = await Promise.all(keys.map((key) => this.redis.get(key)));
     this.lastError = '';
     const moved: string[] = [];
