@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../src/redis/keys.js';
-import { LeaseLostError } from '../src/services/locks.js';
+import { createLogger } from '../src/logger.js';
+import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
+import { createServices } from '../src/services/index.js';
+import { HANDOFF_MAX, LeaseLostError } from '../src/services/locks.js';
 import { redisEnv, startTestApp, uniqueName, type TestApp } from './support/app.js';
 
 let t: TestApp;
@@ -95,6 +98,40 @@ describe('locks', () => {
     // The lock is still the other party's: withLock did not release it.
     expect(await t.redis.get(createKeys(t.config.keyPrefix).lock(name).owner)).toBe('someone-else');
     await expect(locks.withLock(name, { leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({ code: 'BUSY' });
+  });
+
+  it('hands the lock over within a process, yet lets a waiter of another process in', async () => {
+    const name = uniqueName('handoff');
+    if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
+    const log = createLogger('silent');
+    const otherRedis = createRedisClient(t.config.redis, log, 'other-process');
+    const other = createServices(otherRedis, t.config, log);
+    try {
+      // Ten local contenders take turns for as long as the other process's waiter has not got in.
+      let outsiderIn = false;
+      const fences: number[] = [];
+      const contenders = Array.from({ length: 10 }, async () => {
+        while (!outsiderIn) {
+          const lease = await t.app.services.locks.acquire(name, { leaseMs: 5000, waitMs: 20_000 });
+          if (!lease) continue;
+          fences.push(lease.fence);
+          await t.app.services.locks.release(lease);
+        }
+      });
+      await sleep(200);
+      const outsider = await other.locks.acquire(name, { leaseMs: 5000, waitMs: 15_000 });
+      outsiderIn = true;
+      expect(outsider).not.toBeNull();
+      expect(fences.length).toBeGreaterThan(HANDOFF_MAX); // the local ones did hand over meanwhile
+      await other.locks.release(outsider!);
+      await Promise.all(contenders);
+      // One holder at a time, each with the next fencing token.
+      const all = [...fences, outsider!.fence].sort((a, b) => a - b);
+      expect(new Set(all).size).toBe(all.length);
+    } finally {
+      await other.close();
+      await closeRedisClient(otherRedis);
+    }
   });
 
   it('keeps a plain GET/SET counter exact: 20 clients in 3 processes, 200 increments each', async () => {

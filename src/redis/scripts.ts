@@ -23,10 +23,12 @@ declare module 'ioredis' {
     lockAcquire(owner: string, fence: string, token: string, leaseMs: number): Result<number, Context>;
     lockRelease(owner: string, token: string, bell: string): Result<0 | 1, Context>;
     lockExtend(owner: string, token: string, leaseMs: number): Result<0 | 1, Context>;
+    lockHandoff(owner: string, fence: string, token: string, waiterToken: string, leaseMs: number): Result<number, Context>;
     semaphoreAcquire(holders: string, limit: number, timeoutMs: number, holder: string): Result<0 | 1, Context>;
     semaphoreRefresh(holders: string, timeoutMs: number, holder: string): Result<0 | 1, Context>;
     queueEnqueue(ready: string, delayed: string, task: string, delayMs: number): Result<1, Context>;
     queuePromote(ready: string, delayed: string, max: number): Result<[number, number], Context>;
+    queueTake(ready: string, active: string, max: number): Result<string[], Context>;
     queueRetry(active: string, delayed: string, failed: string, taken: string, returned: string, delayMs: number, error: string, failedCap: number): Result<0 | 1, Context>;
     queueHeartbeat(workers: string, workerId: string, timeoutMs: number): Result<string[], Context>;
     queueRequeue(active: string, ready: string, workers: string, failed: string, workerId: string, timeoutMs: number, failedCap: number): Result<number, Context>;
@@ -53,10 +55,12 @@ const SCRIPTS = {
   lockAcquire: { file: 'lock-acquire.lua', numberOfKeys: 2 },
   lockRelease: { file: 'lock-release.lua', numberOfKeys: 1 },
   lockExtend: { file: 'lock-extend.lua', numberOfKeys: 1 },
+  lockHandoff: { file: 'lock-handoff.lua', numberOfKeys: 2 },
   semaphoreAcquire: { file: 'semaphore-acquire.lua', numberOfKeys: 1, uses: ['now.lua'] },
   semaphoreRefresh: { file: 'semaphore-refresh.lua', numberOfKeys: 1, uses: ['now.lua'] },
   queueEnqueue: { file: 'queue-enqueue.lua', numberOfKeys: 2, uses: ['now.lua', 'queue.lua'] },
   queuePromote: { file: 'queue-promote.lua', numberOfKeys: 2, uses: ['now.lua', 'queue.lua'] },
+  queueTake: { file: 'queue-take.lua', numberOfKeys: 2 },
   queueRetry: { file: 'queue-retry.lua', numberOfKeys: 3, uses: ['now.lua', 'queue.lua'] },
   queueHeartbeat: { file: 'queue-heartbeat.lua', numberOfKeys: 1, uses: ['now.lua'] },
   queueRequeue: { file: 'queue-requeue.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },

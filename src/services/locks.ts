@@ -7,6 +7,9 @@
  * - Waiting: a release rings the lock's doorbell; one process-wide watch per contended lock (the mailbox poller's)
  *   wakes this process's waiters one at a time, first come first served. A waiter also wakes when the holder's
  *   lease runs out (expiry rings no bell) and gives up at its deadline.
+ * - Hand-over: a holder whose process has waiters passes the lock to the first of them in one script (a new
+ *   lease and the next fencing token), one round trip instead of a release and an acquire. After HANDOFF_MAX
+ *   hand-overs in a row it releases for real, so waiters in other processes get their chance.
  * - `withLock` keeps the lease alive while its function runs and aborts the function's signal when it is lost.
  */
 import { randomBytes } from 'node:crypto';
@@ -40,10 +43,21 @@ export class LeaseLostError extends Error {
 const WATCH_LINGER_MS = 1000;
 /** Added to a wait for a lease to run out, so that waiters do not all retry at the same instant. */
 const EXPIRY_JITTER_MS = 10;
+/** Hand-overs within a process in a row before a release lets other processes compete. */
+export const HANDOFF_MAX = 8;
+
+interface Waiter {
+  token: string;
+  leaseMs: number;
+  /** With a lease: handed over. Without: try again. */
+  wake: (lease?: Lease) => void;
+}
 
 interface Waiting {
   /** Waiters of this process, first come first served; a ring wakes the first. */
-  queue: (() => void)[];
+  queue: Waiter[];
+  /** Hand-overs since the last release. */
+  handoffs: number;
   /** How many times the watch fired: a waiter that saw it move while it was trying does not wait. */
   rings: number;
   unwatch: () => void;
@@ -75,13 +89,30 @@ export class LockService {
       const left = deadline - performance.now();
       if (left <= 0) return null;
       // -result: what is left of the holder's lease.
-      await this.waitForRelease(name, rings, Math.min(left, -result + Math.random() * EXPIRY_JITTER_MS));
+      const handed = await this.waitForRelease(name, rings, Math.min(left, -result + Math.random() * EXPIRY_JITTER_MS), token, leaseMs);
+      if (handed) return handed;
     }
   }
 
-  /** Frees the lock; false when the lease had already ended (then someone else may hold it). */
+  /**
+   * Frees the lock, or hands it to this process's first waiter; false when the lease had already ended (then
+   * someone else may hold it).
+   */
   async release(lease: Lease): Promise<boolean> {
     const k = this.keys.lock(lease.name);
+    const entry = this.waiting.get(lease.name);
+    const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
+    if (entry && waiter) {
+      entry.handoffs++;
+      let fence = 0;
+      try {
+        fence = await this.redis.lockHandoff(k.owner, k.fence, lease.token, waiter.token, waiter.leaseMs);
+      } finally {
+        waiter.wake(fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined);
+      }
+      return fence > 0;
+    }
+    if (entry) entry.handoffs = 0;
     return (await this.redis.lockRelease(k.owner, lease.token, k.bell)) === 1;
   }
 
@@ -121,35 +152,40 @@ export class LockService {
   }
 
   /**
-   * Waits up to `ms` for a ring of the lock's watch. `rings` is what the waiter saw before its failed attempt: if
-   * the watch fired since, the lock moved while it was trying and it goes again at once.
+   * Waits up to `ms` for a ring of the lock's watch, or for the holder to hand the lock over (then resolves with
+   * the lease). `rings` is what the waiter saw before its failed attempt: if the watch fired since, the lock moved
+   * while it was trying and it goes again at once.
    */
-  private waitForRelease(name: string, rings: number | undefined, ms: number): Promise<void> {
+  private waitForRelease(name: string, rings: number | undefined, ms: number, token: string, leaseMs: number): Promise<Lease | undefined> {
     const entry = this.waiting.get(name) ?? this.watch(name);
-    if (rings !== undefined && entry.rings !== rings) return Promise.resolve();
+    if (rings !== undefined && entry.rings !== rings) return Promise.resolve(undefined);
     clearTimeout(entry.linger);
     return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.idle(name, entry);
-        resolve();
+      const waiter: Waiter = {
+        token,
+        leaseMs,
+        wake: (lease) => {
+          clearTimeout(timer);
+          this.idle(name, entry);
+          resolve(lease);
+        },
       };
       const timer = setTimeout(() => {
-        entry.queue.splice(entry.queue.indexOf(wake), 1);
+        entry.queue.splice(entry.queue.indexOf(waiter), 1);
         this.idle(name, entry);
-        resolve();
+        resolve(undefined);
       }, ms);
-      entry.queue.push(wake);
+      entry.queue.push(waiter);
     });
   }
 
   /** Watches the lock's owner key; its first read also fires, covering a release just before the watch. */
   private watch(name: string): Waiting {
     const k = this.keys.lock(name);
-    const entry: Waiting = { queue: [], rings: 0, unwatch: () => undefined, linger: undefined };
+    const entry: Waiting = { queue: [], handoffs: 0, rings: 0, unwatch: () => undefined, linger: undefined };
     entry.unwatch = this.poller.watch(k.owner, k.bell, () => {
       entry.rings++;
-      entry.queue.shift()?.();
+      entry.queue.shift()?.wake();
     });
     this.waiting.set(name, entry);
     return entry;

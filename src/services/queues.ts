@@ -94,6 +94,12 @@ export class QueueService {
     return { moved, nextDueMs };
   }
 
+  /** Moves up to `max` ready tasks to the worker's active list, without waiting; the first to run comes first. */
+  async takeReady(queue: string, workerId: string, max: number): Promise<Task[]> {
+    const q = this.queueKeys(queue);
+    return (await this.redis.queueTake(q.ready, q.active(workerId), max)).map(parseTask);
+  }
+
   /**
    * Waits up to `timeoutSeconds` for a ready task and moves it to the worker's active list. `blocking` must be a
    * connection of its own (BLMOVE holds it).

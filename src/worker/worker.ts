@@ -1,6 +1,6 @@
 /**
- * The task worker: for each queue it has handlers for, a consumer (BLMOVE on a connection of its own, up to
- * `concurrency` tasks at once), a delayed-task poller, and a heartbeat that also returns the tasks of workers
+ * The task worker: for each queue it has handlers for, a consumer (up to `concurrency` tasks at once: free slots
+ * are filled in one script call, and when nothing is ready it waits with BLMOVE on a connection of its own), a delayed-task poller, and a heartbeat that also returns the tasks of workers
  * that stopped heartbeating. A handler with a `concurrency` limit runs under a semaphore shared by every
  * worker. `stop()` stops taking tasks, gives running ones a grace period, and returns what is left to the queue.
  */
@@ -119,22 +119,28 @@ export class Worker {
         await Promise.race([...slots, this.stopRequested]);
         continue;
       }
-      let task: Task | null;
+      let tasks: Task[];
       try {
-        task = await this.queues.take(blocking, queue, this.id, TAKE_TIMEOUT_SECONDS);
+        // Fill the free slots in one round trip; wait with BLMOVE only when nothing is ready.
+        tasks = await this.queues.takeReady(queue, this.id, this.options.concurrency - slots.size);
+        if (tasks.length === 0) {
+          const task = await this.queues.take(blocking, queue, this.id, TAKE_TIMEOUT_SECONDS);
+          if (task) tasks = [task];
+        }
       } catch (err) {
         if (this.stopping.signal.aborted) break;
         this.log.warn({ worker: this.id, queue, err: String(err) }, 'taking a task failed');
         await this.pause(ERROR_PAUSE_MS);
         continue;
       }
-      if (!task) continue;
-      const run: Promise<void> = this.run(queue, byName.get(task.name), task).finally(() => {
-        slots.delete(run);
-        this.running.delete(run);
-      });
-      slots.add(run);
-      this.running.add(run);
+      for (const task of tasks) {
+        const run: Promise<void> = this.run(queue, byName.get(task.name), task).finally(() => {
+          slots.delete(run);
+          this.running.delete(run);
+        });
+        slots.add(run);
+        this.running.add(run);
+      }
     }
   }
 
