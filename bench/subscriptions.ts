@@ -549,6 +549,8 @@ async function idleCost(gateway: Target, seeder: Seeder, redisUrl: string, stats
 interface LatencyResult {
   p50: number;
   p99: number;
+  /** The 99th percentile of the sendMessage round trip alone (request to response), ms. */
+  sendP99: number;
   expected: number;
   lost: number;
   sendRate: number;
@@ -568,6 +570,7 @@ async function latency(target: Target, stats: Redis, redisPid: number, round: nu
   await audience.ready(subs, 'subscriptions');
 
   /** Sends `count` messages at `rate`, round robin over the chats; returns the send rate achieved. */
+  const sendTimes: number[] = [];
   const paced = async (count: number, prefix: string, sent: number[][]): Promise<number> => {
     const t0 = performance.now();
     const inFlight = new Set<Promise<void>>();
@@ -575,8 +578,12 @@ async function latency(target: Target, stats: Redis, redisPid: number, round: nu
       const wait = t0 + (n * 1000) / rate - performance.now();
       if (wait >= 1) await sleep(wait);
       const chat = n % layout.chats.length;
-      const p: Promise<void> = sendMessage(target, layout, chat, Math.floor(n / layout.chats.length), `${prefix} ${n} ${performance.now()}`)
-        .then((id) => void sent[chat]!.push(id))
+      const start = performance.now();
+      const p: Promise<void> = sendMessage(target, layout, chat, Math.floor(n / layout.chats.length), `${prefix} ${n} ${start}`)
+        .then((id) => {
+          sendTimes.push(performance.now() - start);
+          sent[chat]!.push(id);
+        })
         .catch((err: unknown) => audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`))
         .finally(() => inFlight.delete(p));
       inFlight.add(p);
@@ -598,19 +605,21 @@ async function latency(target: Target, stats: Redis, redisPid: number, round: nu
   audience.timedPrefix = `${prefix} `;
   const sent = layout.chats.map((): number[] => []);
   const read = await meter(stats, [pidOf(target.child), redisPid]);
+  sendTimes.length = 0;
   const sendRate = await paced(messages, prefix, sent);
+  const sendP99 = percentile(sendTimes, 99);
   const lost = await audience.settle(subs, (c) => sent[c]!);
   const usage = await read();
   const expected = messages * MEMBERS;
   const p50 = percentile(audience.latencies, 50);
   const p99 = percentile(audience.latencies, 99);
-  progress(`  ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(p50)} ms, p99 ${round1(p99)} ms, all answered at ${Math.round(sendRate)}/s`);
+  progress(`  ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(p50)} ms, p99 ${round1(p99)} ms, all answered at ${Math.round(sendRate)}/s (send p99 ${round1(sendP99)} ms)`);
   progress(`  ${describe(usage)}`);
   if (lost && target.kind === 'gateway') audience.fail(`latency run: ${lost} of ${expected} deliveries missing`);
 
   if (!lossCheck) {
     await audience.disconnect();
-    return { p50, p99, expected, lost, sendRate, usage };
+    return { p50, p99, sendP99, expected, lost, sendRate, usage };
   }
   // Loss check: whole sockets go away, messages go to their chats, they come back with new subscriptions.
   const awayUsers = layout.users.slice(0, AWAY / perConnection).map((_, u) => u);
@@ -640,7 +649,7 @@ async function latency(target: Target, stats: Redis, redisPid: number, round: nu
   progress(`  loss check: ${delivered} of ${awayExpected} delivered; ${complete} of ${back.length} subscribers got all`);
   if (target.kind === 'gateway' && delivered !== awayExpected) audience.fail(`loss check: ${awayExpected - delivered} messages sent while away never delivered`);
   await audience.disconnect();
-  return { p50, p99, expected, lost, sendRate, usage, away: { subscribers: back.length, expected: awayExpected, delivered, complete } };
+  return { p50, p99, sendP99, expected, lost, sendRate, usage, away: { subscribers: back.length, expected: awayExpected, delivered, complete } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -822,6 +831,7 @@ async function main(): Promise<number> {
             'rate /s': rate,
             'p50 ms': round1(med(lat[r]![i]!, (x) => x.p50)),
             'p99 ms': round1(med(lat[r]![i]!, (x) => x.p99)),
+            'send p99 ms': round1(med(lat[r]![i]!, (x) => x.sendP99)),
             'deliveries missing': lat[r]![i]!.map((x) => `${x.lost}/${x.expected}`).join(' '),
             'answered/s': Math.round(med(lat[r]![i]!, (x) => x.sendRate)),
             'process CPU %': round1(med(lat[r]![i]!, (x) => x.usage.cpu[0]!)),
