@@ -198,7 +198,7 @@ async function main(): Promise<number> {
       await ourEnqueue(tag, tasks);
       const runs = countdown(tasks, `ours ${tag}`);
       const handler = { queue: tag, name: 'noop', run: runs.hit };
-      const worker = new Worker(redis, services.queues, services.semaphores, [handler], { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 }, log);
+      const worker = new Worker(redis, services, { handlers: [handler] }, { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 }, log);
       const end = await begin();
       worker.start();
       try {

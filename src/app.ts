@@ -16,11 +16,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from './config.js';
 import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
 import { graphQLError, maskError, useBadRequestCode } from './graphql-errors.js';
-import { requestScope, type Logger } from './logger.js';
+import { requestScope, type LogForward, type Logger } from './logger.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
+import { useOperationMetrics } from './plugins/metrics.js';
 import { isReady, type RedisClient } from './redis/clients.js';
 import { schema } from './schema/index.js';
 import { createServices, type Services } from './services/index.js';
+import { gatewayLogSink } from './services/logs.js';
 
 export const GRAPHQL_PATH = '/graphql';
 /** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */
@@ -115,9 +117,10 @@ function receiptConfirmer(socket: WebSocket): () => Promise<void> {
     });
 }
 
-export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger }): App {
+export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger; logForward?: LogForward }): App {
   const { config, redis, log } = deps;
   const services = createServices(redis, config, log);
+  deps.logForward?.attach(gatewayLogSink(services.logs));
 
   const yoga = createYoga<ServerContext, Context>({
     schema,
@@ -153,6 +156,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       }),
       useReadinessCheck({ endpoint: '/readyz', check: () => pingWithin(redis, 1000) }),
       useMaintenanceMode(),
+      useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),
     ],
   });
 

@@ -55,6 +55,10 @@ const EnvSchema = z.object({
   QUEUE_POLL_MS: intFrom(10, 60_000).default(100),
   TASK_MAX_ATTEMPTS: intFrom(1, 100).default(5),
   TASK_BACKOFF_MS: intFrom(1, 3_600_000).default(1000),
+
+  METRICS: z.enum(['on', 'off']).default('on'),
+  METRICS_FLUSH_MS: intFrom(10, 60_000).default(1000),
+  COUNTER_CLEAN_MS: intFrom(1000, 86_400_000).default(60_000),
 });
 
 export type RedisTarget =
@@ -109,6 +113,14 @@ export interface Config {
     maxAttempts: number;
     /** The first retry of a failed task waits about this long, each next one twice as long. */
     backoffMs: number;
+  };
+  metrics: {
+    /** Whether served operations are counted and timed. */
+    enabled: boolean;
+    /** How often counts, timings and log lines gathered in memory are written to Redis. */
+    flushMs: number;
+    /** How often a worker cleans old counter samples (one worker at a time). */
+    cleanMs: number;
   };
 }
 
@@ -184,5 +196,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.TASK_MAX_ATTEMPTS,
       backoffMs: e.TASK_BACKOFF_MS,
     },
+    metrics: { enabled: e.METRICS === 'on', flushMs: e.METRICS_FLUSH_MS, cleanMs: e.COUNTER_CLEAN_MS },
   };
 }

@@ -6,14 +6,15 @@
  */
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
-import { createLogger } from './logger.js';
+import { LogForward, createLogger } from './logger.js';
 import { closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded.js';
 import { startWorker } from './worker/start.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const logForward = new LogForward();
+  const log = createLogger(config.logLevel, logForward);
 
   let embedded: EmbeddedRedis | undefined;
   let endpoint: RedisEndpoint;
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     endpoint = config.redis;
   }
   const redis = createRedisClient(endpoint, log);
-  const app = buildApp({ config, redis, log });
+  const app = buildApp({ config, redis, log, logForward });
 
   await new Promise<void>((resolve, reject) => {
     app.server.once('error', reject);

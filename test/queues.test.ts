@@ -33,7 +33,7 @@ const queues = () => t.app.services.queues;
 const keys = () => createKeys(t.config.keyPrefix);
 
 function startWorker(handlers: TaskHandler[], options: Partial<WorkerOptions> = {}): Worker {
-  const worker = new Worker(t.redis, queues(), t.app.services.semaphores, handlers, { ...FAST, ...options }, log);
+  const worker = new Worker(t.redis, t.app.services, { handlers }, { ...FAST, ...options }, log);
   worker.start();
   workers.push(worker);
   return worker;

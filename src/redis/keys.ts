@@ -89,6 +89,40 @@ export function createKeys(prefix: string) {
         done: (username: string, chatId: string) => s(`done:${username}:${chatId}`),
       };
     },
+    /** hash per precision (seconds): time slot start (s) → count; counter `name` of the book's chapter 5 */
+    counter: (name: string, precision: number) => k(`count:{${name}}:${precision}`),
+    /** sorted set, every score 0: the names of the counters (the book's `known:`) */
+    counterNames: () => k('count:{known}'),
+    /** the keys of one statistic (the book's `stats:<context>:<type>`), all on the context's slot */
+    stats: (context: string, type: string) => {
+      const st = (s: string) => k(`stats:{${context}}:${type}${s}`);
+      return {
+        /** sorted set: min, max, count, sum, sumsq of the current hour */
+        current: st(''),
+        /** string: the hour (ms) the current statistics started */
+        start: st(':start'),
+        /** the previous hour's, kept when the hour rotates */
+        last: st(':last'),
+        lastStart: st(':pstart'),
+      };
+    },
+    /** sorted set: context → average of statistic `type` this hour; the slowest 100 kept (the book's `slowest:`) */
+    slowest: (type: string) => k(`stats:{slowest}:${type}`),
+    /** the keys of one log (the book's `recent:` and `common:`), all on the log's slot */
+    log: (name: string, severity: string) => {
+      const l = (s: string) => k(`log:{${name}:${severity}}:${s}`);
+      return {
+        /** list: the newest 100 lines, newest first */
+        recent: l('recent'),
+        /** sorted set: message → count this hour */
+        common: l('common'),
+        /** string: the hour (ms) `common` started */
+        start: l('common:start'),
+        /** the previous hour's, kept when the hour rotates */
+        last: l('common:last'),
+        lastStart: l('common:pstart'),
+      };
+    },
     /** the keys of one user's own mailboxes and indexes, all on the user's slot */
     user: (username: string) => {
       const u = (s: string) => k(`user:{${username}}:${s}`);

@@ -33,6 +33,10 @@ declare module 'ioredis' {
     queueHeartbeat(workers: string, workerId: string, timeoutMs: number): Result<string[], Context>;
     queueRequeue(active: string, ready: string, workers: string, failed: string, workerId: string, timeoutMs: number, failedCap: number): Result<number, Context>;
     scheduleCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    counterAdd(...keysThenArgs: (string | number)[]): Result<1, Context>;
+    counterClean(hash: string, cutoff: number): Result<number, Context>;
+    statsAdd(...keysThenArgs: (string | number)[]): Result<[string, string], Context>;
+    logWrite(...keysThenArgs: (string | number)[]): Result<1, Context>;
     scheduleClaim(record: string): Result<(string | null)[], Context>;
     scheduleFinish(...keysThenArgs: (string | number)[]): Result<0 | 1, Context>;
     scheduleCancel(...keysThenArgs: (string | number)[]): Result<number, Context>;
@@ -65,6 +69,10 @@ const SCRIPTS = {
   queueHeartbeat: { file: 'queue-heartbeat.lua', numberOfKeys: 1, uses: ['now.lua'] },
   queueRequeue: { file: 'queue-requeue.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
   scheduleCreate: { file: 'schedule-create.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
+  counterAdd: { file: 'counter-add.lua', numberOfKeys: 7 },
+  counterClean: { file: 'counter-clean.lua', numberOfKeys: 1 },
+  statsAdd: { file: 'stats-add.lua', numberOfKeys: 4, uses: ['rotate.lua'] },
+  logWrite: { file: 'log-write.lua', numberOfKeys: 5, uses: ['rotate.lua'] },
   scheduleClaim: { file: 'schedule-claim.lua', numberOfKeys: 1 },
   scheduleFinish: { file: 'schedule-finish.lua', numberOfKeys: 3, uses: ['now.lua', 'schedule.lua'] },
   scheduleCancel: { file: 'schedule-cancel.lua', numberOfKeys: 5, uses: ['now.lua', 'schedule.lua'] },

@@ -4,5 +4,6 @@ import './users.js';
 import './operations.js';
 import './chats.js';
 import './scheduled.js';
+import './analytics.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

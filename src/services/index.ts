@@ -5,14 +5,18 @@ import { closeRedisClient, createSubscriber, type RedisClient } from '../redis/c
 import { createKeys } from '../redis/keys.js';
 import { ChatService } from './chats.js';
 import { ContactService } from './contacts.js';
+import { CounterService } from './counters.js';
 import { FeedService } from './feeds.js';
 import { LockService } from './locks.js';
+import { LogService } from './logs.js';
 import { MailboxPoller } from './mailbox-poller.js';
+import { OperationMetrics } from './metrics.js';
 import { NotificationService } from './notifications.js';
 import { OperationsService } from './operations.js';
 import { QueueService } from './queues.js';
 import { ScheduledMessageService } from './scheduled.js';
 import { SemaphoreService } from './semaphores.js';
+import { StatsService } from './stats.js';
 import { SessionService } from './sessions.js';
 import { UserService } from './users.js';
 
@@ -20,8 +24,10 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   redis: RedisClient,
-  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll' | 'queues'>,
+  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll' | 'queues' | 'metrics'>,
   log: Logger,
+  /** The clock of counters, statistics and logs (tests move it). */
+  now: () => number = Date.now,
 ) {
   const keys = createKeys(config.keyPrefix);
   const sessions = new SessionService(redis, keys, config.sessionTtlSeconds);
@@ -32,6 +38,11 @@ export function createServices(
   const subscriber = createSubscriber(redis, log);
   const poller = new MailboxPoller(redis, subscriber, config.poll, log);
   const queues = new QueueService(redis, keys, config.queues);
+  const counters = new CounterService(redis, keys, now);
+  const stats = new StatsService(redis, keys, now);
+  const logs = new LogService(redis, keys, now);
+  const metrics = new OperationMetrics(counters, stats, logs, config.metrics, log);
+  metrics.start();
   return {
     sessions,
     users,
@@ -45,8 +56,13 @@ export function createServices(
     semaphores: new SemaphoreService(redis, keys),
     queues,
     scheduled: new ScheduledMessageService(redis, keys, chats, queues, notifications, log),
-    /** Stops the poller and closes the doorbell connection (the caller owns `redis`). */
+    counters,
+    stats,
+    logs,
+    metrics,
+    /** Flushes telemetry, stops the poller and closes the doorbell connection (the caller owns `redis`). */
     async close(): Promise<void> {
+      await metrics.stop();
       await poller.stop();
       await closeRedisClient(subscriber);
     },

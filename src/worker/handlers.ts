@@ -1,7 +1,8 @@
-/** The product's task handlers: what each queue's tasks do, in terms of the services. */
+/** The product's task handlers and periodic jobs: what the worker does, in terms of the services. */
+import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { SEND_SCHEDULED_MESSAGE } from '../services/scheduled.js';
-import type { TaskHandler } from './worker.js';
+import type { PeriodicJob, TaskHandler } from './worker.js';
 
 export function productHandlers(services: Services): TaskHandler[] {
   return [
@@ -9,6 +10,16 @@ export function productHandlers(services: Services): TaskHandler[] {
       queue: services.scheduled.queueName,
       name: SEND_SCHEDULED_MESSAGE,
       run: (args) => services.scheduled.deliver((args as { id: string }).id),
+    },
+  ];
+}
+
+export function productJobs(services: Services, config: Pick<Config, 'metrics'>): PeriodicJob[] {
+  return [
+    {
+      name: 'clean-counters',
+      everyMs: config.metrics.cleanMs,
+      run: async () => void (await services.counters.clean()),
     },
   ];
 }

@@ -4,19 +4,22 @@
  * tasks, lets running ones finish for SHUTDOWN_TIMEOUT_MS, returns the rest to their queues, exits 0.
  */
 import { ConfigError, loadConfig } from '../config.js';
-import { createLogger } from '../logger.js';
+import { LogForward, createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient, type RedisEndpoint } from '../redis/clients.js';
 import { runningEmbeddedRedis } from '../redis/embedded.js';
 import { createServices } from '../services/index.js';
+import { gatewayLogSink } from '../services/logs.js';
 import { startWorker } from './start.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const logForward = new LogForward();
+  const log = createLogger(config.logLevel, logForward);
   const endpoint: RedisEndpoint =
     config.redis.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(config.redis.dataDir) } : config.redis;
   const redis = createRedisClient(endpoint, log, 'worker');
   const services = createServices(redis, config, log);
+  logForward.attach(gatewayLogSink(services.logs));
   const worker = startWorker(redis, services, config, log);
 
   let stopping = false;

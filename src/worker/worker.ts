@@ -2,7 +2,8 @@
  * The task worker: for each queue it has handlers for, a consumer (up to `concurrency` tasks at once: free slots
  * are filled in one script call, and when nothing is ready it waits with BLMOVE on a connection of its own), a delayed-task poller, and a heartbeat that also returns the tasks of workers
  * that stopped heartbeating. A handler with a `concurrency` limit runs under a semaphore shared by every
- * worker. `stop()` stops taking tasks, gives running ones a grace period, and returns what is left to the queue.
+ * worker. Periodic jobs (the counter cleaner) run under a lock, one worker at a time. `stop()` stops taking
+ * tasks, gives running ones a grace period, and returns what is left to the queue.
  */
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, type RedisClient } from '../redis/clients.js';
 import { PROMOTE_BATCH, type QueueService, type Task } from '../services/queues.js';
+import { AppError } from '../errors.js';
+import type { LockService } from '../services/locks.js';
 import type { SemaphoreService } from '../services/semaphores.js';
 
 export interface TaskContext {
@@ -29,6 +32,13 @@ export interface TaskHandler {
   run(args: unknown, context: TaskContext): Promise<void>;
 }
 
+/** Work a worker runs every `everyMs`, under a lock: one worker at a time across every process. */
+export interface PeriodicJob {
+  name: string;
+  everyMs: number;
+  run(signal: AbortSignal): Promise<void>;
+}
+
 export interface WorkerOptions {
   /** Tasks of one queue this worker runs at once. */
   concurrency: number;
@@ -45,6 +55,8 @@ const TAKE_TIMEOUT_SECONDS = 5;
 const LIMIT_RETRY_MS = 200;
 /** After an error, a consumer or poller waits this long before trying again. */
 const ERROR_PAUSE_MS = 1000;
+/** A periodic job's lock lease, kept alive while the job runs. */
+const JOB_LEASE_MS = 30_000;
 
 export class Worker {
   readonly id = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -60,15 +72,21 @@ export class Worker {
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped: Promise<void> | undefined;
 
+  private readonly queues: QueueService;
+  private readonly semaphores: SemaphoreService;
+  private readonly locks: LockService;
+  private readonly jobs: PeriodicJob[];
+
   constructor(
     private readonly redis: RedisClient,
-    private readonly queues: QueueService,
-    private readonly semaphores: SemaphoreService,
-    handlers: TaskHandler[],
+    services: { queues: QueueService; semaphores: SemaphoreService; locks: LockService },
+    work: { handlers: TaskHandler[]; jobs?: PeriodicJob[] },
     private readonly options: WorkerOptions,
     private readonly log: Logger,
   ) {
-    for (const h of handlers) {
+    ({ queues: this.queues, semaphores: this.semaphores, locks: this.locks } = services);
+    this.jobs = work.jobs ?? [];
+    for (const h of work.handlers) {
       const byName = this.handlers.get(h.queue) ?? new Map<string, TaskHandler>();
       if (byName.has(h.name)) throw new Error(`two handlers for task "${h.name}" on queue "${h.queue}"`);
       this.handlers.set(h.queue, byName.set(h.name, h));
@@ -81,9 +99,13 @@ export class Worker {
       this.blocking.push(blocking);
       this.loops.push(this.consume(queue, byName, blocking), this.promote(queue));
     }
+    for (const job of this.jobs) this.loops.push(this.periodic(job));
     void this.beat();
     this.heartbeat = setInterval(() => void this.beat(), this.options.heartbeatMs);
-    this.log.info({ worker: this.id, queues: [...this.handlers.keys()], concurrency: this.options.concurrency }, 'worker started');
+    this.log.info(
+      { worker: this.id, queues: [...this.handlers.keys()], jobs: this.jobs.map((j) => j.name), concurrency: this.options.concurrency },
+      'worker started',
+    );
   }
 
   /** Stops taking tasks, waits up to `graceMs` for running ones, returns the rest to their queues. */
@@ -190,6 +212,20 @@ export class Worker {
         wait = ERROR_PAUSE_MS;
       }
       await this.pause(wait);
+    }
+  }
+
+  /** Runs `job` every `everyMs` unless another worker is running it. */
+  private async periodic(job: PeriodicJob): Promise<void> {
+    for (;;) {
+      await this.pause(job.everyMs);
+      if (this.stopping.signal.aborted) return;
+      try {
+        await this.locks.withLock(`job:${job.name}`, { leaseMs: JOB_LEASE_MS }, (signal) => job.run(AbortSignal.any([signal, this.abortTasks.signal])));
+      } catch (err) {
+        if (AppError.is(err) && err.code === 'BUSY') continue; // another worker has it
+        this.log.warn({ worker: this.id, job: job.name, err: String(err) }, 'periodic job failed');
+      }
     }
   }
 
