@@ -89,6 +89,17 @@ export function createKeys(prefix: string) {
         done: (username: string, chatId: string) => s(`done:${username}:${chatId}`),
       };
     },
+    /** the IP-to-city index, all on one slot; `loading` ones are filled by an import and swapped in at its end */
+    geo: (stage: 'live' | 'loading' = 'live') => {
+      const g = (s: string) => k(`geo:{cities}:${s}${stage === 'loading' ? ':loading' : ''}`);
+      return {
+        /** sorted set, every score 0: "<first hex>|<last hex>|<latitude>|<longitude>|<city id>", by ZRANGEBYLEX */
+        ranges4: g('ranges4'),
+        ranges6: g('ranges6'),
+        /** hash: city id → JSON {city, region, country, latitude, longitude} */
+        cities: g('cities'),
+      };
+    },
     /** hash per precision (seconds): time slot start (s) → count; counter `name` of the book's chapter 5 */
     counter: (name: string, precision: number) => k(`count:{${name}}:${precision}`),
     /** sorted set, every score 0: the names of the counters (the book's `known:`) */

@@ -33,6 +33,8 @@ declare module 'ioredis' {
     queueHeartbeat(workers: string, workerId: string, timeoutMs: number): Result<string[], Context>;
     queueRequeue(active: string, ready: string, workers: string, failed: string, workerId: string, timeoutMs: number, failedCap: number): Result<number, Context>;
     scheduleCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    geoLookup(ranges: string, cities: string, hex: string): Result<[string, string, string, string | null] | null, Context>;
+    geoSwap(...keys: string[]): Result<1, Context>;
     counterAdd(...keysThenArgs: (string | number)[]): Result<1, Context>;
     counterClean(hash: string, cutoff: number): Result<number, Context>;
     statsAdd(...keysThenArgs: (string | number)[]): Result<[string, string], Context>;
@@ -69,6 +71,8 @@ const SCRIPTS = {
   queueHeartbeat: { file: 'queue-heartbeat.lua', numberOfKeys: 1, uses: ['now.lua'] },
   queueRequeue: { file: 'queue-requeue.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
   scheduleCreate: { file: 'schedule-create.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
+  geoLookup: { file: 'geo-lookup.lua', numberOfKeys: 2 },
+  geoSwap: { file: 'geo-swap.lua', numberOfKeys: 6 },
   counterAdd: { file: 'counter-add.lua', numberOfKeys: 7 },
   counterClean: { file: 'counter-clean.lua', numberOfKeys: 1 },
   statsAdd: { file: 'stats-add.lua', numberOfKeys: 4, uses: ['rotate.lua'] },

@@ -4,6 +4,7 @@ import './users.js';
 import './operations.js';
 import './chats.js';
 import './scheduled.js';
+import './geo.js';
 import './analytics.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

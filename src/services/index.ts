@@ -7,6 +7,7 @@ import { ChatService } from './chats.js';
 import { ContactService } from './contacts.js';
 import { CounterService } from './counters.js';
 import { FeedService } from './feeds.js';
+import { GeoService } from './geo.js';
 import { LockService } from './locks.js';
 import { LogService } from './logs.js';
 import { MailboxPoller } from './mailbox-poller.js';
@@ -56,6 +57,7 @@ export function createServices(
     semaphores: new SemaphoreService(redis, keys),
     queues,
     scheduled: new ScheduledMessageService(redis, keys, chats, queues, notifications, log),
+    geo: new GeoService(redis, keys),
     counters,
     stats,
     logs,

@@ -1,0 +1,57 @@
+/**
+ * `npm run import:cities -- --blocks FILE [--blocks FILE…] [--locations FILE]`: streams city data into the
+ * IP-to-city index (layouts: src/services/geo-import.ts) with a progress bar on stderr, then replaces the
+ * previous data at once. Connects like `npm run worker`: REDIS_URL, REDIS_CLUSTER_NODES, or the embedded Redis of
+ * a gateway running on the same DATA_DIR.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { closeRedisClient, createRedisClient, type RedisEndpoint } from '../redis/clients.js';
+import { runningEmbeddedRedis } from '../redis/embedded.js';
+import { createKeys } from '../redis/keys.js';
+import { CityImport, type ImportProgress } from '../services/geo-import.js';
+
+function progressBar(): (p: ImportProgress) => void {
+  let last = 0;
+  return (p) => {
+    const now = Date.now();
+    const done = p.bytesRead >= p.bytesTotal;
+    if (!done && now - last < (process.stderr.isTTY ? 100 : 2000)) return;
+    last = now;
+    const share = p.bytesTotal ? p.bytesRead / p.bytesTotal : 1;
+    const width = 30;
+    const bar = '#'.repeat(Math.round(share * width)).padEnd(width, '.');
+    const line = `${path.basename(p.file)} [${bar}] ${(share * 100).toFixed(0).padStart(3)}% ${p.rows.toLocaleString('en')} rows`;
+    if (process.stderr.isTTY) process.stderr.write(`\r${line}${done ? '\n' : ''}`);
+    else process.stderr.write(`${line}\n`);
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { blocks: { type: 'string', multiple: true }, locations: { type: 'string' } } });
+  const config = loadConfig();
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const endpoint: RedisEndpoint =
+    config.redis.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(config.redis.dataDir) } : config.redis;
+  const redis = createRedisClient(endpoint, log, 'import-cities');
+  try {
+    const started = performance.now();
+    const result = await new CityImport(redis, createKeys(config.keyPrefix), progressBar()).run({ blocks: values.blocks ?? [], locations: values.locations });
+    const seconds = (performance.now() - started) / 1000;
+    const rows = result.ranges4 + result.ranges6;
+    process.stderr.write(
+      `imported ${result.ranges4.toLocaleString('en')} IPv4 and ${result.ranges6.toLocaleString('en')} IPv6 ranges, ${result.cities.toLocaleString('en')} cities` +
+        `, skipped ${result.skipped} malformed rows, in ${seconds.toFixed(1)} s (${Math.round(rows / seconds).toLocaleString('en')} ranges/s)\n`,
+    );
+  } finally {
+    await closeRedisClient(redis);
+  }
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof ConfigError || err instanceof Error ? err.message : String(err);
+  process.stderr.write(`import:cities: ${message}\n`);
+  process.exit(1);
+});

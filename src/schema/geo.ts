@@ -1,0 +1,32 @@
+import * as resolvers from '../resolvers/geo.js';
+import type { City } from '../services/geo.js';
+import { builder } from './builder.js';
+
+const CityType = builder.objectRef<City>('City').implement({
+  description: 'Where an IP address is, from the imported city data (`npm run import:cities`).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    city: t.exposeString('city', { nullable: true }),
+    region: t.exposeString('region', { nullable: true }),
+    country: t.exposeString('country', { description: 'ISO country code (or continent code where the data has no country).' }),
+    latitude: t.exposeFloat('latitude', { nullable: true }),
+    longitude: t.exposeFloat('longitude', { nullable: true }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  cityByIp: t.field({
+    type: CityType,
+    nullable: true,
+    description: 'The city of an IPv4 or IPv6 address; null when it falls in no imported range.',
+    args: { ip: t.arg.string({ required: true }) },
+    resolve: resolvers.cityByIp,
+  }),
+  citiesByIp: t.field({
+    type: [CityType],
+    nullable: { list: false, items: true },
+    description: 'The city of each address, in the same order (null where none); at most 1000, looked up in one round trip.',
+    args: { ips: t.arg.stringList({ required: true }) },
+    resolve: resolvers.citiesByIp,
+  }),
+}));
