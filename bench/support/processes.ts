@@ -1,7 +1,7 @@
 /**
  * What the benchmarks share: env parsing, progress lines, child processes (started from the project root,
  * stopped in reverse order, killed if the bench exits without stopping them), free loopback ports, a private
- * redis-server, readiness probes and the CPU time of a process.
+ * redis-server, readiness probes, HTTP load runs (autocannon) and the CPU time of a process.
  *
  * Importing this module installs the exit and signal handlers that stop the children.
  */
@@ -9,6 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const HOST = '127.0.0.1';
@@ -160,6 +161,88 @@ export async function graphql(url: string, query: string, headers: Record<string
   const json = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown };
   if (res.status !== 200 || json.errors) throw new Error(`${url}: HTTP ${res.status}: ${text}`);
   return { text, data: json.data ?? {} };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// HTTP load (autocannon)
+
+export interface LoadTarget {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The POST body. */
+  body: string;
+  /** The exact response body every request must get. */
+  expectBody: string;
+}
+
+export interface LoadSample {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Requests written, and those answered (the last ones in flight when a run stops are sent, not answered). */
+  sent: number;
+  answered: number;
+  /** `errors` includes `timeouts`. */
+  bad: { non2xx: number; errors: number; timeouts: number; mismatches: number };
+}
+
+/** POSTs to `target` for `seconds` over `connections` keep-alive connections, no pipelining. */
+export async function cannon(target: LoadTarget, seconds: number, connections: number): Promise<LoadSample> {
+  const r = await autocannon({
+    url: target.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: target.body,
+    expectBody: target.expectBody,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    sent: r.requests.sent,
+    answered: r.requests.total,
+    bad: { non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, mismatches: r.mismatches },
+  };
+}
+
+/** Bad responses of a run: non-2xx, errors (timeouts included) and body mismatches. */
+export const badCount = (s: LoadSample) => s.bad.non2xx + s.bad.errors + s.bad.mismatches;
+
+export const sampleLine = (s: LoadSample) => {
+  const bad = Object.entries(s.bad).filter(([, n]) => n > 0);
+  return `${s.rps.toFixed(0)} req/s, p50 ${s.p50} ms, p99 ${s.p99} ms${bad.length ? `, BAD: ${bad.map(([k, n]) => `${k}=${n}`).join(' ')}` : ''}`;
+};
+
+/**
+ * A discarded warm-up of every target, then `rounds` rounds of every target, in order in odd rounds and reversed in
+ * even ones (ABBA for two), so that none always runs right after another; the children are checked after each run.
+ */
+export async function alternate(
+  targets: LoadTarget[],
+  o: { rounds: number; seconds: number; warmupSeconds: number; connections: number },
+): Promise<{ warmups: LoadSample[]; samples: LoadSample[][] }> {
+  const warmups: LoadSample[] = [];
+  for (const t of targets) {
+    progress(`warm-up ${t.name} (${o.warmupSeconds}s, discarded)`);
+    warmups.push(await cannon(t, o.warmupSeconds, o.connections));
+  }
+  const samples = targets.map((): LoadSample[] => []);
+  for (let round = 1; round <= o.rounds; round++) {
+    const order = targets.map((_, i) => i);
+    if (round % 2 === 0) order.reverse();
+    for (const i of order) {
+      progress(`round ${round}/${o.rounds}: ${targets[i]!.name} (${o.seconds}s)`);
+      const s = await cannon(targets[i]!, o.seconds, o.connections);
+      assertAllRunning();
+      samples[i]!.push(s);
+      progress(`  ${sampleLine(s)}`);
+    }
+  }
+  return { warmups, samples };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
