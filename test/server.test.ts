@@ -85,6 +85,33 @@ describe('reconnection', () => {
   });
 });
 
+describe('the gateway log', () => {
+  it("keeps the gateway's warnings and errors while Redis is away and writes them to recentLogs once it is back", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-gatewaylog-'));
+    const port = await freePort();
+    let redis = await startRedisProcess(dir, port);
+    const g = await startGateway({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix(), ADMIN_USERS: 'admin', WORKER: 'off' });
+    try {
+      await redis.stop();
+      // While Redis is away: the client's connection warnings, and a request that fails (an error).
+      expect((await postGraphQL(g.url, SIGN_IN, { u: 'admin' })).errors?.[0]?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      redis = await startRedisProcess(dir, port); // empty: this server keeps no data across restarts
+      const signUp = () => postGraphQL<{ signUp: { token: string } }>(g.url, SIGN_UP, { u: 'admin' }).then((r) => r.data?.signUp.token);
+      let token: string | undefined;
+      expect(await eventually(async () => Boolean((token = await signUp())), 10_000)).toBe(true);
+      const read = async (severity: string) =>
+        (await postGraphQL<{ recentLogs: string[] }>(g.url, 'query($s: LogSeverity) { recentLogs(name: "gateway", severity: $s) }', { s: severity }, token)).data
+          ?.recentLogs ?? [];
+      expect(await eventually(async () => (await read('WARNING')).some((l) => l.includes('redis connection error')), 15_000)).toBe(true);
+      expect(await eventually(async () => (await read('ERROR')).length > 0, 5000)).toBe(true);
+    } finally {
+      await stopGateway(g);
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('Redis killed and restarted from its AOF', () => {
   it('keeps live subscriptions: they catch up after the restart; operations meanwhile get a masked error, the socket stays', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-aof-'));

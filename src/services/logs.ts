@@ -44,17 +44,28 @@ export class LogService {
     if (entry.lines.length < 2 * PENDING_MAX) entry.lines.push(`${new Date(this.now()).toISOString()} ${message}`, message);
   }
 
+  /** Writes the buffered lines; on failure they are kept (up to the buffer's bound) for the next flush. */
   async flush(): Promise<void> {
     const pending = [...this.pending.values()];
     if (pending.length === 0) return;
     this.pending = new Map();
     const hour = Math.floor(this.now() / HOUR_MS) * HOUR_MS;
-    await Promise.all(
+    const results = await Promise.allSettled(
       pending.map(({ name, severity, lines }) => {
         const k = this.keys.log(name, severity);
         return this.redis.logWrite(k.recent, k.common, k.start, k.last, k.lastStart, hour, RECENT_KEPT, ...lines);
       }),
     );
+    const failed = results.findIndex((r) => r.status === 'rejected');
+    if (failed < 0) return;
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'fulfilled') continue;
+      const { name, severity, lines } = pending[i]!;
+      const entry = this.pending.get(`${name}\n${severity}`) ?? { name, severity, lines: [] };
+      entry.lines = [...lines, ...entry.lines].slice(0, 2 * PENDING_MAX);
+      this.pending.set(`${name}\n${severity}`, entry);
+    }
+    throw (results[failed] as PromiseRejectedResult).reason;
   }
 
   /** The newest lines, newest first. */
