@@ -33,7 +33,6 @@
  *
  * Any failure, bad response or mismatch exits 1. Progress goes to stderr, the tables to stdout.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -41,7 +40,7 @@ import vm from 'node:vm';
 import { Redis } from 'ioredis';
 import { createKeys } from '../src/redis/keys.js';
 import { parseAddress, parseBounds } from '../src/services/ip.js';
-import { HOST, ROOT, cpuSeconds, freePort, graphql, httpOk, median, positiveInt, progress, runBench, start, startRedis, stop, waitFor } from './support/processes.js';
+import { HOST, ROOT, cpuSeconds, freePort, httpOk, median, positiveInt, progress, runBench, signUpBenchUser, start, startRedis, stop, waitFor } from './support/processes.js';
 
 const LOOKUPS = positiveInt('BENCH_LOOKUPS', 100_000);
 const BATCH = positiveInt('BENCH_BATCH', 1000);
@@ -154,14 +153,14 @@ interface Run {
 
 const QUERY = 'query ($ips: [String!]!) { citiesByIp(ips: $ips) { country } }';
 
-async function gatewayRun(url: string, token: string, ips: string[], pids: { gateway: number; redis: number }): Promise<Run> {
+async function gatewayRun(url: string, auth: Record<string, string>, ips: string[], pids: { gateway: number; redis: number }): Promise<Run> {
   const bodies: string[] = [];
   for (let i = 0; i < ips.length; i += BATCH) bodies.push(JSON.stringify({ query: QUERY, variables: { ips: ips.slice(i, i + BATCH) } }));
   const countries = new Array<string | null>(ips.length);
   let next = 0;
   const worker = async () => {
     for (let b = next++; b < bodies.length; b = next++) {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: bodies[b] });
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: bodies[b] });
       const text = await res.text();
       const json = JSON.parse(text) as { data?: { citiesByIp?: ({ country: string } | null)[] }; errors?: unknown };
       const found = json.data?.citiesByIp;
@@ -249,21 +248,19 @@ async function main(): Promise<number> {
   const gateway = start('gateway', process.execPath, ['--import', 'tsx', 'src/server.ts'], { ...env, HOST, PORT: String(port), WORKER: 'off' });
   const base = `http://${HOST}:${port}`;
   await waitFor('gateway /readyz', () => httpOk(`${base}/readyz`));
-  const username = `bench_${randomBytes(6).toString('hex')}`;
-  const signUp = await graphql(`${base}/graphql`, 'mutation ($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }', {}, { u: username, p: 'benchpassword' });
-  const token = (signUp.data.signUp as { token: string }).token;
+  const { auth } = await signUpBenchUser(base);
   const pids = { gateway: gateway.proc.pid!, redis: redisServer.child.proc.pid! };
   const url = `${base}/graphql`;
 
   // 5. Warm-up, then rounds.
   progress(`warm-up: ${WARMUP} lookups on each side (discarded)`);
-  crossCheck(ips.slice(0, WARMUP), await gatewayRun(url, token, ips.slice(0, WARMUP), pids), localRun(index, ips.slice(0, WARMUP)));
+  crossCheck(ips.slice(0, WARMUP), await gatewayRun(url, auth, ips.slice(0, WARMUP), pids), localRun(index, ips.slice(0, WARMUP)));
   const runs = { gateway: [] as Run[], local: [] as Run[] };
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? (['gateway', 'local'] as const) : (['local', 'gateway'] as const);
     for (const side of order) {
       progress(`round ${round}/${ROUNDS}: ${side}, ${LOOKUPS} lookups`);
-      const run = side === 'gateway' ? await gatewayRun(url, token, ips, pids) : localRun(index, ips);
+      const run = side === 'gateway' ? await gatewayRun(url, auth, ips, pids) : localRun(index, ips);
       runs[side].push(run);
       progress(`  ${fmt(LOOKUPS / run.seconds)} lookups/s`);
     }

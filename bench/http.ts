@@ -10,7 +10,6 @@
  * with the expected body (autocannon's expectBody); any non-2xx, error, timeout or mismatch exits 1, so a broken
  * gateway cannot post a good number. Progress goes to stderr, the result table to stdout.
  */
-import { randomBytes } from 'node:crypto';
 import {
   HOST,
   alternate,
@@ -22,6 +21,7 @@ import {
   positiveInt,
   progress,
   runBench,
+  signUpBenchUser,
   start,
   startRedis,
   waitFor,
@@ -53,18 +53,10 @@ async function main(): Promise<number> {
   await waitFor('gateway /readyz', () => httpOk(`${gatewayUrl}/readyz`));
   await waitFor('bare yoga /health', () => httpOk(`${bareUrl}/health`));
 
-  const username = `bench_${randomBytes(6).toString('hex')}`;
-  const signUp = await graphql(
-    `${gatewayUrl}/graphql`,
-    'mutation ($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }',
-    {},
-    { u: username, p: 'benchpassword' },
-  );
-  const token = (signUp.data.signUp as { token: string }).token;
+  const { username, auth } = await signUpBenchUser(gatewayUrl);
   progress(`signed up ${username}`);
 
   const meQuery = '{ me { id } }';
-  const auth = { authorization: `Bearer ${token}` };
   const me = await graphql(`${gatewayUrl}/graphql`, meQuery, auth);
   const meId = (me.data.me as { id?: string } | null)?.id;
   if (meId !== username) throw new Error(`sanity check failed: { me { id } } gave ${me.text}, expected id "${username}"`);

@@ -18,7 +18,6 @@
  * figures would not be a baseline, or the "on" ones would not include the counting. Progress goes to stderr, the
  * tables to stdout.
  */
-import { randomBytes } from 'node:crypto';
 import {
   HOST,
   alternate,
@@ -31,6 +30,7 @@ import {
   positiveInt,
   progress,
   runBench,
+  signUpBenchUser,
   sleep,
   start,
   startRedis,
@@ -74,14 +74,7 @@ async function startGateway(metrics: 'on' | 'off', redisUrl: string): Promise<Ga
   const url = `http://${HOST}:${port}`;
   await waitFor(`gateway METRICS=${metrics} /readyz`, () => httpOk(`${url}/readyz`));
 
-  const username = `bench_${randomBytes(6).toString('hex')}`;
-  const signUp = await graphql(
-    `${url}/graphql`,
-    'mutation ($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }',
-    {},
-    { u: username, p: 'benchpassword' },
-  );
-  const auth = { authorization: `Bearer ${(signUp.data.signUp as { token: string }).token}` };
+  const { username, auth } = await signUpBenchUser(url);
   // One `Me` before the load: a sanity check, and the response every request of the load must get.
   const me = await graphql(`${url}/graphql`, ME_QUERY, auth);
   const meId = (me.data.me as { id?: string } | null)?.id;

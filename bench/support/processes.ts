@@ -6,6 +6,7 @@
  * Importing this module installs the exit and signal handlers that stop the children.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -161,6 +162,18 @@ export async function graphql(url: string, query: string, headers: Record<string
   const json = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown };
   if (res.status !== 200 || json.errors) throw new Error(`${url}: HTTP ${res.status}: ${text}`);
   return { text, data: json.data ?? {} };
+}
+
+/** Signs a fresh user up on the gateway at `baseUrl`; returns the name and the bearer header. */
+export async function signUpBenchUser(baseUrl: string): Promise<{ username: string; auth: Record<string, string> }> {
+  const username = `bench_${randomBytes(6).toString('hex')}`;
+  const signUp = await graphql(
+    `${baseUrl}/graphql`,
+    'mutation ($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }',
+    {},
+    { u: username, p: 'benchpassword' },
+  );
+  return { username, auth: { authorization: `Bearer ${(signUp.data.signUp as { token: string }).token}` } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
