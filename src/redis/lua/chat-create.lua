@@ -7,8 +7,7 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return -1
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = nowMs()
 redis.call('HSET', KEYS[1], 'public', ARGV[2], 'createdAt', now, 'createdBy', ARGV[1], 'lastAt', now)
 for i = 5, #ARGV do
   redis.call('ZADD', KEYS[4], 0, ARGV[i])

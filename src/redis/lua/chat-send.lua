@@ -29,8 +29,7 @@ end
 if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then
   return { -2 }
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = nowMs()
 local id = redis.call('INCR', KEYS[2])
 local json = cjson.encode({ id = id, sender = ARGV[1], text = ARGV[2], sentAt = now })
 redis.call('ZADD', KEYS[5], id, json)

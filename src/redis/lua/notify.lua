@@ -2,9 +2,8 @@
 -- KEYS[1] user inbox  KEYS[2] user inbox seq
 -- ARGV[1] kind  ARGV[2] text  ARGV[3] data (JSON, or '' for none)  ARGV[4] cap  ARGV[5] doorbell channel
 -- Returns the notification's id.
-local t = redis.call('TIME')
 local id = redis.call('INCR', KEYS[2])
-local notification = { id = id, kind = ARGV[1], text = ARGV[2], createdAt = t[1] * 1000 + math.floor(t[2] / 1000) }
+local notification = { id = id, kind = ARGV[1], text = ARGV[2], createdAt = nowMs() }
 if ARGV[3] ~= '' then
   notification.data = cjson.decode(ARGV[3])
 end

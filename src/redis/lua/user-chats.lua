@@ -4,8 +4,7 @@
 -- Returns 1 when the index changed, 0 otherwise.
 local changed
 if ARGV[1] == 'add' then
-  local t = redis.call('TIME')
-  changed = redis.call('ZADD', KEYS[1], 'NX', t[1] * 1000 + math.floor(t[2] / 1000), ARGV[2])
+  changed = redis.call('ZADD', KEYS[1], 'NX', nowMs(), ARGV[2])
 else
   changed = redis.call('ZREM', KEYS[1], ARGV[2])
 end
