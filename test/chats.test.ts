@@ -97,13 +97,14 @@ describe('several devices', () => {
     const chatId = await createChat(t, ann.token, [bob.username], 'one');
     const phone = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId, r: true });
     const desktop = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
-    await Promise.all([phone.until((items) => items.length === 1), desktop.until((items) => items.length === 1)]);
+    // Generous deadlines: twice, under the whole suite's parallel load, one stream here got nothing in 10 s.
+    await Promise.all([phone.until((items) => items.length === 1, 25_000), desktop.until((items) => items.length === 1, 25_000)]);
     await sendMany(t, ann.token, chatId, 20);
-    await Promise.all([phone.until((items) => items.length === 21), desktop.until((items) => items.length === 21)]);
+    await Promise.all([phone.until((items) => items.length === 21, 25_000), desktop.until((items) => items.length === 21, 25_000)]);
     expect(ids(desktop.items)).toEqual(range(1, 21));
     expect(ids(phone.items)).toEqual(range(1, 21));
     await expect.poll(async () => (await t.gql<ChatView>(CHAT, { c: chatId }, bob.token)).data?.chat?.readUpTo).toBe(21);
-  });
+  }, 60_000);
 });
 
 describe('joining, leaving and the all-chats subscription', () => {
