@@ -17,6 +17,7 @@ import type { Config } from './config.js';
 import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
 import { graphQLError, maskError, useBadRequestCode } from './graphql-errors.js';
 import { requestScope, type LogForward, type Logger } from './logger.js';
+import { useBodyLimitOutsideUploads } from './plugins/body-limit.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
 import { isReady, type RedisClient } from './redis/clients.js';
@@ -129,7 +130,8 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     landingPage: false,
     logging: yogaLogger(log),
     maskedErrors: { maskError },
-    maxRequestBodySize: config.limits.requestBytes,
+    // Uploads may be larger; useBodyLimitOutsideUploads holds every other request to MAX_REQUEST_BYTES.
+    maxRequestBodySize: Math.max(config.limits.requestBytes, config.accessLogs.uploadMaxBytes + 1024 * 1024),
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
     context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
@@ -146,6 +148,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     },
     plugins: [
       useBadRequestCode(),
+      useBodyLimitOutsideUploads(config.limits.requestBytes),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
         costLimit: { maxCost: config.limits.cost },

@@ -59,6 +59,11 @@ const EnvSchema = z.object({
   METRICS: z.enum(['on', 'off']).default('on'),
   METRICS_FLUSH_MS: intFrom(10, 60_000).default(1000),
   COUNTER_CLEAN_MS: intFrom(1000, 86_400_000).default(60_000),
+
+  LOG_PROCESSORS: intFrom(1, 16).default(3),
+  LOG_POLL_MS: intFrom(10, 600_000).default(1000),
+  UPLOAD_MAX_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  LOGS_HELD_MAX_BYTES: intFrom(1024, 16 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
 });
 
 export type RedisTarget =
@@ -122,6 +127,16 @@ export interface Config {
     /** How often a worker cleans old counter samples (one worker at a time). */
     cleanMs: number;
   };
+  accessLogs: {
+    /** Processors that share each uploaded access log (each takes every Nth line). */
+    processors: number;
+    /** How often a processor looks for new uploads. */
+    pollMs: number;
+    /** The largest upload. */
+    uploadMaxBytes: number;
+    /** Uploads waiting in Redis may hold at most this many bytes together; past it, uploads are BUSY. */
+    heldMaxBytes: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -143,6 +158,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.POLL_INTERVAL_MS > e.POLL_IDLE_MS) {
     throw new ConfigError('invalid environment: POLL_INTERVAL_MS must not exceed POLL_IDLE_MS');
+  }
+  if (e.LOGS_HELD_MAX_BYTES < e.UPLOAD_MAX_BYTES) {
+    throw new ConfigError('invalid environment: LOGS_HELD_MAX_BYTES must be at least UPLOAD_MAX_BYTES');
   }
   if (e.WORKER_TIMEOUT_MS < 2 * e.WORKER_HEARTBEAT_MS) {
     throw new ConfigError('invalid environment: WORKER_TIMEOUT_MS must be at least twice WORKER_HEARTBEAT_MS');
@@ -197,5 +215,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       backoffMs: e.TASK_BACKOFF_MS,
     },
     metrics: { enabled: e.METRICS === 'on', flushMs: e.METRICS_FLUSH_MS, cleanMs: e.COUNTER_CLEAN_MS },
+    accessLogs: { processors: e.LOG_PROCESSORS, pollMs: e.LOG_POLL_MS, uploadMaxBytes: e.UPLOAD_MAX_BYTES, heldMaxBytes: e.LOGS_HELD_MAX_BYTES },
   };
 }

@@ -98,6 +98,28 @@ export function createKeys(prefix: string) {
         ranges6: g('ranges6'),
         /** hash: city id → JSON {city, region, country, latitude, longitude} */
         cities: g('cities'),
+        /** string counter bumped by every import: processors reload their local copy when it moves */
+        generation: k('geo:{cities}:generation'),
+      };
+    },
+    /** access-log analytics, all on one slot so that finishing a share of a file is one script */
+    accessLogs: () => {
+      const a = (s: string) => k(`logs:{access}:${s}`);
+      return {
+        /** string: bytes of uploads held in Redis */
+        held: a('held'),
+        /** string: the id of the chat that announces uploads to the processors */
+        chat: a('chat'),
+        upload: (id: string) => ({
+          /** hash: filename, bytes, uploader, processors, createdAt, status, lines, errors */
+          record: a(`up:${id}`),
+          /** string: the file as uploaded (plain or gzip) */
+          data: a(`up:${id}:data`),
+          /** set: the processors (1..N) done with their share */
+          shares: a(`up:${id}:shares`),
+        }),
+        /** sorted set: place → visits on `day` at `level` (country, region, city) */
+        visits: (day: string, level: string) => a(`visits:${day}:${level}`),
       };
     },
     /** hash per precision (seconds): time slot start (s) → count; counter `name` of the book's chapter 5 */

@@ -35,6 +35,9 @@ declare module 'ioredis' {
     scheduleCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
     geoLookup(ranges: string, cities: string, hex: string): Result<[string, string, string, string | null] | null, Context>;
     geoSwap(...keys: string[]): Result<1, Context>;
+    logsReserve(held: string, record: string, bytes: number, max: number, filename: string, uploader: string, processors: number, now: number): Result<0 | 1, Context>;
+    logsRelease(held: string, record: string, data: string, shares: string, status: string, keepMs: number): Result<0 | 1, Context>;
+    logsShareDone(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number[], Context>;
     counterAdd(...keysThenArgs: (string | number)[]): Result<1, Context>;
     counterClean(hash: string, cutoff: number): Result<number, Context>;
     statsAdd(...keysThenArgs: (string | number)[]): Result<[string, string], Context>;
@@ -72,7 +75,11 @@ const SCRIPTS = {
   queueRequeue: { file: 'queue-requeue.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
   scheduleCreate: { file: 'schedule-create.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
   geoLookup: { file: 'geo-lookup.lua', numberOfKeys: 2 },
-  geoSwap: { file: 'geo-swap.lua', numberOfKeys: 6 },
+  geoSwap: { file: 'geo-swap.lua', numberOfKeys: 7 },
+  logsReserve: { file: 'logs-reserve.lua', numberOfKeys: 2 },
+  logsRelease: { file: 'logs-release.lua', numberOfKeys: 4 },
+  // null: the caller passes the number of keys first (the visit sets vary).
+  logsShareDone: { file: 'logs-share-done.lua', numberOfKeys: null },
   counterAdd: { file: 'counter-add.lua', numberOfKeys: 7 },
   counterClean: { file: 'counter-clean.lua', numberOfKeys: 1 },
   statsAdd: { file: 'stats-add.lua', numberOfKeys: 4, uses: ['rotate.lua'] },
@@ -80,7 +87,7 @@ const SCRIPTS = {
   scheduleClaim: { file: 'schedule-claim.lua', numberOfKeys: 1 },
   scheduleFinish: { file: 'schedule-finish.lua', numberOfKeys: 3, uses: ['now.lua', 'schedule.lua'] },
   scheduleCancel: { file: 'schedule-cancel.lua', numberOfKeys: 5, uses: ['now.lua', 'schedule.lua'] },
-} as const satisfies Record<string, { file: string; numberOfKeys: number; uses?: readonly string[] }>;
+} as const satisfies Record<string, { file: string; numberOfKeys: number | null; uses?: readonly string[] }>;
 
 const read = (path: string) => readFileSync(new URL(`./lua/${path}`, import.meta.url), 'utf8');
 
@@ -89,7 +96,7 @@ const sources = Object.fromEntries(
   Object.entries(SCRIPTS).map(([name, definition]) => [
     name,
     {
-      numberOfKeys: definition.numberOfKeys,
+      numberOfKeys: definition.numberOfKeys ?? undefined,
       lua: [...('uses' in definition ? definition.uses : []).map((lib) => read(`lib/${lib}`)), read(definition.file)].join('\n'),
     },
   ]),

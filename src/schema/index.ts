@@ -6,5 +6,6 @@ import './chats.js';
 import './scheduled.js';
 import './geo.js';
 import './analytics.js';
+import './access-logs.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -104,7 +104,7 @@ export class CityImport {
     this.flushRanges(6);
     await this.writer.drain();
     const live = this.keys.geo();
-    await this.redis.geoSwap(live.ranges4, live.ranges6, live.cities, this.loading.ranges4, this.loading.ranges6, this.loading.cities);
+    await this.redis.geoSwap(live.ranges4, live.ranges6, live.cities, this.loading.ranges4, this.loading.ranges6, this.loading.cities, live.generation);
     return this.result;
   }
 

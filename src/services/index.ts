@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { closeRedisClient, createSubscriber, type RedisClient } from '../redis/clients.js';
 import { createKeys } from '../redis/keys.js';
+import { AccessLogService } from './access-logs.js';
 import { ChatService } from './chats.js';
 import { ContactService } from './contacts.js';
 import { CounterService } from './counters.js';
@@ -25,7 +26,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   redis: RedisClient,
-  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll' | 'queues' | 'metrics'>,
+  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
   log: Logger,
   /** The clock of counters, statistics and logs (tests move it). */
   now: () => number = Date.now,
@@ -58,6 +59,7 @@ export function createServices(
     queues,
     scheduled: new ScheduledMessageService(redis, keys, chats, queues, notifications, log),
     geo: new GeoService(redis, keys),
+    accessLogs: new AccessLogService(redis, keys, users, chats, notifications, config.accessLogs, log),
     counters,
     stats,
     logs,

@@ -17,7 +17,7 @@ export interface Notification {
 }
 
 /** added / removed: chat membership by someone else; gap: unread chat messages dropped by the backlog bound. */
-export type NotificationKind = 'added' | 'removed' | 'gap' | 'scheduleFailed';
+export type NotificationKind = 'added' | 'removed' | 'gap' | 'scheduleFailed' | 'logProcessed';
 
 export const INBOX_MAX = 1000;
 export const NOTIFICATIONS_PAGE_MAX = 1000;

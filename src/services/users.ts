@@ -22,6 +22,8 @@ export interface Authenticated {
 }
 
 export const USERNAME_PATTERN = /^[a-z0-9_.-]{3,32}$/;
+/** Reserved for system users (the access-log processors, logproc-1..N). */
+export const SYSTEM_PREFIX = 'logproc-';
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
 export const DIRECTORY_PAGE_MAX = 100;
@@ -49,12 +51,18 @@ export class UserService {
 
   async signUp(rawUsername: string, password: string): Promise<Authenticated> {
     const username = normalizeUsername(rawUsername);
+    if (username.startsWith(SYSTEM_PREFIX)) throw badInput('username', `names starting with "${SYSTEM_PREFIX}" are reserved`);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
     const created = await this.redis.userCreate(this.keys.userProfile(username), username, passwordHash, Date.now());
     if (created === 0) throw conflict(`username "${username}" is taken`);
     await this.redis.zadd(this.keys.userDirectory(), 0, username);
     return { token: await this.sessions.create(username), user: { username } };
+  }
+
+  /** A user nobody signs in as (the access-log processors); nothing when it exists. Not listed in the directory. */
+  async createSystemUser(username: string): Promise<void> {
+    await this.redis.userCreate(this.keys.userProfile(username), username, '!', Date.now());
   }
 
   async signIn(rawUsername: string, password: string): Promise<Authenticated> {

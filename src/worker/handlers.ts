@@ -14,12 +14,18 @@ export function productHandlers(services: Services): TaskHandler[] {
   ];
 }
 
-export function productJobs(services: Services, config: Pick<Config, 'metrics'>): PeriodicJob[] {
+export function productJobs(services: Services, config: Pick<Config, 'metrics' | 'accessLogs'>): PeriodicJob[] {
   return [
     {
       name: 'clean-counters',
       everyMs: config.metrics.cleanMs,
       run: async () => void (await services.counters.clean()),
     },
+    // Access-log processor k of N: one worker at a time runs each.
+    ...Array.from({ length: config.accessLogs.processors }, (_, i) => ({
+      name: `log-processor-${i + 1}`,
+      everyMs: config.accessLogs.pollMs,
+      run: (signal: AbortSignal) => services.accessLogs.processPending(i + 1, signal),
+    })),
   ];
 }

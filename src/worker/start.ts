@@ -6,7 +6,7 @@ import type { Services } from '../services/index.js';
 import { productHandlers, productJobs } from './handlers.js';
 import { Worker } from './worker.js';
 
-export function startWorker(redis: RedisClient, services: Services, config: Pick<Config, 'queues' | 'metrics'>, log: Logger): Worker {
+export function startWorker(redis: RedisClient, services: Services, config: Pick<Config, 'queues' | 'metrics' | 'accessLogs'>, log: Logger): Worker {
   const worker = new Worker(redis, services, { handlers: productHandlers(services), jobs: productJobs(services, config) }, config.queues, log);
   worker.start();
   return worker;
