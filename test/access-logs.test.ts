@@ -26,7 +26,7 @@ async function upload(app: TestApp, token: string, name: string, body: Buffer) {
   const form = new FormData();
   form.append('operations', JSON.stringify({ query: UPLOAD, variables: { f: null } }));
   form.append('map', JSON.stringify({ 0: ['variables.f'] }));
-  form.append('0', new Blob([body]), name);
+  form.append('0', new Blob([new Uint8Array(body)]), name);
   const res = await fetch(app.url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'graphql-require-preflight': '1' }, body: form });
   return { status: res.status, ...((await res.json()) as { data?: { uploadAccessLog: { id: string; bytes: number; status: string } } | null; errors?: { extensions?: { code?: string } }[] }) };
 }
