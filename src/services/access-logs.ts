@@ -44,6 +44,8 @@ export interface AccessLogOptions {
 const CHUNK = 1024 * 1024;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const RECORD_KEPT_MS = 7 * 24 * 3600 * 1000;
+/** Ranges read per round trip when a processor loads its copy of the city table. */
+const LOAD_PAGE = 50_000;
 export const VISITS_PAGE_MAX = 1000;
 
 /** A process-local copy of the city index: sorted ranges per family, searched in memory. */
@@ -57,17 +59,22 @@ class LocalCities {
 
   async load(redis: RedisClient, keys: Keys, generation: string | null): Promise<void> {
     const g = keys.geo();
-    const [r4, r6, cities] = await Promise.all([redis.zrange(g.ranges4, '0', '-1'), redis.zrange(g.ranges6, '0', '-1'), redis.hgetall(g.cities)]);
-    for (const [family, members] of [[4, r4], [6, r6]] as const) {
+    for (const [family, key] of [[4, g.ranges4], [6, g.ranges6]] as const) {
       const t = { starts: [] as string[], ends: [] as string[], ids: [] as string[] };
-      for (const m of members) {
-        const [start = '', end = '', , , ...id] = m.split('|');
-        t.starts.push(start);
-        t.ends.push(end);
-        t.ids.push(id.join('|'));
+      // In pages: a full city dataset has millions of ranges, too many for one reply.
+      for (let from = 0; ; from += LOAD_PAGE) {
+        const page = await redis.zrange(key, String(from), String(from + LOAD_PAGE - 1));
+        for (const m of page) {
+          const [start = '', end = '', , , ...id] = m.split('|');
+          t.starts.push(start);
+          t.ends.push(end);
+          t.ids.push(id.join('|'));
+        }
+        if (page.length < LOAD_PAGE) break;
       }
       this.ranges[family] = t;
     }
+    const cities = await redis.hgetall(g.cities);
     this.cities = new Map(Object.entries(cities).map(([id, json]) => [id, JSON.parse(json) as CityRecord]));
     this.generation = generation;
   }
