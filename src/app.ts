@@ -17,7 +17,7 @@ import type { Config } from './config.js';
 import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
 import { graphQLError, maskError, useBadRequestCode } from './graphql-errors.js';
 import { requestScope, type LogForward, type Logger } from './logger.js';
-import { useBodyLimitOutsideUploads } from './plugins/body-limit.js';
+import { useBodyLimits } from './plugins/body-limit.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
 import { isReady, type RedisClient } from './redis/clients.js';
@@ -130,8 +130,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     landingPage: false,
     logging: yogaLogger(log),
     maskedErrors: { maskError },
-    // Uploads may be larger; useBodyLimitOutsideUploads holds every other request to MAX_REQUEST_BYTES.
-    maxRequestBodySize: Math.max(config.limits.requestBytes, config.accessLogs.uploadMaxBytes + 1024 * 1024),
+    maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
     context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
@@ -148,7 +147,8 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     },
     plugins: [
       useBadRequestCode(),
-      useBodyLimitOutsideUploads(config.limits.requestBytes),
+      // The multipart envelope around an upload gets 64 KiB beyond the file itself.
+      useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
         costLimit: { maxCost: config.limits.cost },

@@ -1,18 +1,23 @@
 /**
- * MAX_REQUEST_BYTES for every request but file uploads. yoga has one body limit for all requests, set to the
- * larger upload limit; this plugin holds other requests to MAX_REQUEST_BYTES the way yoga's own limit does: by
- * the declared Content-Length, and by counting a streamed body as it is read.
+ * Request body limits, in place of yoga's single one (maxRequestBodySize: false): file uploads (multipart) up to
+ * `uploads`, every other request up to `others` (MAX_REQUEST_BYTES). A declared Content-Length is checked as it
+ * is (Node's HTTP parser reads no more than it); only a body without one (chunked) is counted as it is read,
+ * where yoga's own limit wrapped every body in a counting stream.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 const tooLarge = () => createGraphQLError('Request body too large', { extensions: { http: { status: 413 }, code: 'BAD_USER_INPUT' } });
 
-export function useBodyLimitOutsideUploads(limit: number): Plugin {
+export function useBodyLimits(limits: { uploads: number; others: number }): Plugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
-      if (request.headers.get('content-type')?.toLowerCase().startsWith('multipart/form-data')) return;
+      const multipart = request.headers.get('content-type')?.toLowerCase().startsWith('multipart/form-data');
+      const limit = multipart ? limits.uploads : limits.others;
       const declared = request.headers.get('content-length');
-      if (declared !== null && Number(declared) > limit) throw tooLarge();
+      if (declared !== null) {
+        if (!/^\d+$/.test(declared) || Number(declared) > limit) throw tooLarge();
+        return; // Node's HTTP parser reads no more than the declared length: nothing to count
+      }
       if (!requestParser || !request.body) return;
       setRequestParser((req) => {
         let read = 0;
