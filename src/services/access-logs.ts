@@ -96,6 +96,10 @@ class LocalCities {
   }
 }
 
+function isDay(day: string): boolean {
+  return DAY.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`));
+}
+
 /** The places a visit counts for at each level: a country always ("unknown" without data), the others when known. */
 export function placesOf(city: CityRecord | null): Record<GeoLevel, string | null> {
   const country = city?.country ?? 'unknown';
@@ -109,7 +113,7 @@ export function placesOf(city: CityRecord | null): Record<GeoLevel, string | nul
 /** "<ip> <YYYY-MM-DD> <time> <event>": the address and the day, or null when malformed. */
 export function parseLine(line: string): { address: Address; day: string } | null {
   const [ip, day, time, event] = line.trim().split(/\s+/);
-  if (!ip || !day || !time || !event || !DAY.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) return null;
+  if (!ip || !day || !time || !event || !isDay(day)) return null;
   const address = parseAddress(ip);
   return address ? { address, day } : null;
 }
@@ -153,7 +157,7 @@ export class AccessLogService {
 
   /** Visits on `day` at `level`, most first. */
   async dailyVisits(day: string, level: GeoLevel, first: number): Promise<{ place: string; count: number }[]> {
-    if (!DAY.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw badInput('day', 'must be a date, YYYY-MM-DD');
+    if (!isDay(day)) throw badInput('day', 'must be a date, YYYY-MM-DD');
     checkPage('first', first, VISITS_PAGE_MAX);
     if (first === 0) return [];
     const raw = await this.redis.zrevrange(this.k.visits(day, level), 0, first - 1, 'WITHSCORES');

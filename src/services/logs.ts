@@ -5,6 +5,7 @@
  */
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../redis/keys.js';
+import { hourStart } from './clock.js';
 
 export const SEVERITIES = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -12,7 +13,6 @@ export type Severity = (typeof SEVERITIES)[number];
 export const RECENT_KEPT = 100;
 /** Lines buffered per log between flushes; more are dropped (a log storm must not eat the process's memory). */
 const PENDING_MAX = 1000;
-const HOUR_MS = 3_600_000;
 
 /** The severity of a pino level: warn, error, fatal (and below warn: debug, info). */
 export function severityOf(pinoLevel: number): Severity {
@@ -49,7 +49,7 @@ export class LogService {
     const pending = [...this.pending.values()];
     if (pending.length === 0) return;
     this.pending = new Map();
-    const hour = Math.floor(this.now() / HOUR_MS) * HOUR_MS;
+    const hour = hourStart(this.now());
     const results = await Promise.allSettled(
       pending.map(({ name, severity, lines }) => {
         const k = this.keys.log(name, severity);

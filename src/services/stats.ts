@@ -5,6 +5,7 @@
  */
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../redis/keys.js';
+import { hourStart } from './clock.js';
 
 export interface Stats {
   count: number;
@@ -17,7 +18,6 @@ export interface Stats {
 
 /** Contexts kept in each slowest ranking. */
 export const SLOWEST_KEPT = 100;
-const HOUR_MS = 3_600_000;
 
 interface Pending {
   context: string;
@@ -58,7 +58,7 @@ export class StatsService {
     const pending = [...this.pending.values()];
     if (pending.length === 0) return;
     this.pending = new Map();
-    const hour = Math.floor(this.now() / HOUR_MS) * HOUR_MS;
+    const hour = hourStart(this.now());
     const averages = new Map<string, (number | string)[]>();
     await Promise.all(
       pending.map(async (p) => {

@@ -1,0 +1,4 @@
+/** The start (ms) of the hour `ms` falls in: what the hourly statistics and logs rotate on. */
+export function hourStart(ms: number): number {
+  return ms - (ms % 3_600_000);
+}
