@@ -15,8 +15,8 @@ import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from './config.js';
 import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
-import { graphQLError, maskError, useBadRequestCode } from './graphql-errors.js';
-import { requestScope, type LogForward, type Logger } from './logger.js';
+import { graphQLError, maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './graphql-errors.js';
+import type { LogForward, Logger } from './logger.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
@@ -78,7 +78,7 @@ subscription Messages {
 function yogaLogger(log: Logger): YogaLogger {
   const at = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
     const [first, ...rest] = args;
-    if (first instanceof Error) log[level]({ err: first }, first.message);
+    if (first instanceof Error) log[level]({ err: first, requestId: requestIdOf(first) }, first.message);
     else log[level]({ args: rest.length ? rest : undefined }, String(first));
   };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
@@ -135,7 +135,10 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     renderGraphiQL,
     context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
       const token = bearerToken(authorization ?? request.headers.get('authorization'));
-      const viewer = await resolveViewer(services, config.adminUsers, token);
+      const viewer = await resolveViewer(services, config.adminUsers, token).catch((err: unknown) => {
+        tagRequestId(err, requestId);
+        throw err;
+      });
       return {
         viewer,
         token: viewer ? (token ?? null) : null,
@@ -160,6 +163,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       useReadinessCheck({ endpoint: '/readyz', check: () => pingWithin(redis, 1000) }),
       useMaintenanceMode(),
       useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),
+      useErrorRequestIds(),
     ],
   });
 
@@ -174,7 +178,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
         'request',
       ),
     );
-    requestScope.run({ requestId }, () => void yoga(req, res, { req, res, requestId, log }));
+    void yoga(req, res, { req, res, requestId, log: log.child({ requestId }) });
   });
 
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });

@@ -7,7 +7,8 @@
  * yoga check `instanceof GraphQLError` against the graphql they load, and a test runner may load a second copy.
  */
 import type { GraphQLError } from 'graphql';
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { Context } from './context.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 
 export function graphQLError(code: ErrorCode, message: string): GraphQLError {
@@ -53,6 +54,32 @@ export function useBadRequestCode(): Plugin {
       return ({ valid, result }) => {
         if (valid) return;
         for (const error of result as readonly GraphQLError[]) markBadUserInput(error);
+      };
+    },
+  };
+}
+
+/** The request each error was raised in, for yoga's log line about the errors it masks (it logs the error alone). */
+const requestIds = new WeakMap<object, string>();
+
+export function tagRequestId(error: unknown, requestId: string): void {
+  if (typeof error === 'object' && error !== null) requestIds.set(error, requestId);
+}
+
+export function requestIdOf(error: object): string | undefined {
+  return requestIds.get(error);
+}
+
+/** Tags the errors of every query and mutation result with the operation's request id, before yoga masks them. */
+export function useErrorRequestIds(): Plugin<Context> {
+  return {
+    onExecute({ args }) {
+      const { requestId } = args.contextValue as Context;
+      return {
+        onExecuteDone({ result }) {
+          if (isAsyncIterable(result)) return;
+          for (const error of result.errors ?? []) tagRequestId(error, requestId);
+        },
       };
     },
   };

@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import WebSocket from 'ws';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
 import type { TestRedis } from './redis-servers.js';
 
@@ -39,7 +39,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** An app on a free port in this process; `log` replaces the logger of LOG_LEVEL (to read what the app logs). */
+export async function startTestApp(env: Record<string, string> = {}, log?: Logger): Promise<TestApp> {
   const config = loadConfig({
     ...redisEnv(),
     KEY_PREFIX: uniquePrefix(),
@@ -49,7 +50,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   if (config.redis.kind === 'embedded') throw new Error('test apps use the test Redis');
-  const log = createLogger(config.logLevel);
+  log ??= createLogger(config.logLevel);
   const redis = createRedisClient(config.redis, log, 'test-app');
   const app = buildApp({ config, redis, log });
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
