@@ -3,7 +3,7 @@
  *
  * Starts its own redis-server, the gateway and bench/support/bare-yoga.ts as child processes on free loopback
  * ports, then runs autocannon (POST /graphql, 50 connections, no pipelining) alternately against
- *   (a) the gateway, `{ me { id } }` with a bearer token (one Redis GETEX per request), and
+ *   (a) the gateway, `{ me { id } }` with a bearer token (resolved through the process's session cache), and
  *   (b) the bare yoga, `{ __typename }`,
  * in ABBA order for BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS seconds (default 5), after a discarded 1 s warm-up of each.
  * Alternating rounds and taking medians tames the drift of a shared, noisy machine. Every response must be a 200

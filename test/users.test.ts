@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE_FORBIDDEN } from '../src/app.js';
 import { createKeys } from '../src/redis/keys.js';
-import { startTestApp, uniqueName, wsClient, wsRequest, type TestApp } from './support/app.js';
+import { eventually, recordCommands, startTestApp, uniqueName, wsClient, wsRequest, type TestApp } from './support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -14,6 +14,7 @@ afterAll(() => t.close());
 const SIGN_UP = 'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { id username } } }';
 const SIGN_IN = 'mutation($u: String!, $p: String!) { signIn(username: $u, password: $p) { token user { username } } }';
 const ME = '{ me { id username } }';
+const sessionKey = (token: string) => createKeys(t.config.keyPrefix).session(createHash('sha256').update(token).digest('hex'));
 
 describe('sign up, sign in, sign out', () => {
   it('signs up, answers me with the token and null without it', async () => {
@@ -95,14 +96,16 @@ describe('sign up, sign in, sign out', () => {
 
   it('keeps sessions with an idle expiry that each use pushes back', async () => {
     const { token } = await t.signUp();
-    const key = createKeys(t.config.keyPrefix).session(createHash('sha256').update(token).digest('hex'));
-    await t.redis.expire(key, 5);
-    expect(await t.redis.ttl(key)).toBeLessThanOrEqual(5);
+    await t.redis.expire(sessionKey(token), 5);
+    expect(await t.redis.ttl(sessionKey(token))).toBeLessThanOrEqual(5);
     await t.gql(ME, {}, token);
-    expect(await t.redis.ttl(key)).toBeGreaterThan(500);
-    await t.redis.pexpire(key, 1);
+    expect(await t.redis.ttl(sessionKey(token))).toBeGreaterThan(500);
+    // A session that expired before its next use (a cached one cannot: its use pushed the expiry a minute or
+    // more past the cache's few seconds).
+    const idle = await t.signUp();
+    await t.redis.pexpire(sessionKey(idle.token), 1);
     await new Promise((r) => setTimeout(r, 20));
-    expect((await t.gql(ME, {}, token)).data).toEqual({ me: null });
+    expect((await t.gql(ME, {}, idle.token)).data).toEqual({ me: null });
   });
 });
 
@@ -169,5 +172,37 @@ describe('WebSocket authentication', () => {
       });
     });
     expect(await closed).toBe(CLOSE_FORBIDDEN);
+  });
+});
+
+describe('sessions cached in each process', () => {
+  it('answers a token it resolved without a round trip; a revocation in another process takes effect there at once', async () => {
+    const other = await startTestApp({ KEY_PREFIX: t.config.keyPrefix, SESSION_TTL: '600' });
+    try {
+      const { token } = await t.signUp();
+      expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
+      const recording = recordCommands(other.redis);
+      expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
+      expect(recording.stop()).not.toContain('getex');
+      expect((await t.gql('mutation { signOut }', {}, token)).data).toEqual({ signOut: true });
+      expect((await other.gql(ME, {}, token)).data).toEqual({ me: null });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('empties its cache when a poll finds the revocations moved without a ring', async () => {
+    const other = await startTestApp({ KEY_PREFIX: t.config.keyPrefix, SESSION_TTL: '600', POLL_INTERVAL_MS: '50', POLL_IDLE_MS: '200' });
+    try {
+      const { token } = await t.signUp();
+      expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
+      // A revocation whose process died between deleting the session and ringing the doorbell.
+      await t.redis.del(sessionKey(token));
+      await t.redis.incr(createKeys(t.config.keyPrefix).sessionRevocations().head);
+      // Within a poll tick, well before the cached entry would expire (5 s).
+      expect(await eventually(async () => (await other.gql(ME, {}, token)).data?.me === null, 2000)).toBe(true);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -14,6 +14,13 @@ export function createKeys(prefix: string) {
     userDirectory: () => k('users:{dir}:names'),
     /** string: the username a session token (by its SHA-256) belongs to, with an idle expiry */
     session: (tokenHash: string) => k(`session:{${tokenHash}}`),
+    /** Revoked sessions, for the processes that cache sessions (src/services/sessions.ts). */
+    sessionRevocations: () => ({
+      /** string: a counter that moves on every revocation */
+      head: k('sessions:{revoked}:head'),
+      /** sharded pub/sub channel: the doorbell, rung with "<head> <new value> <token hash>" */
+      bell: k('sessions:{revoked}:bell'),
+    }),
     /** string "1" while maintenance mode is on */
     maintenance: () => k('ops:{config}:maintenance'),
     /** string: JSON configuration of one component (the book's config:<type>:<component>) */

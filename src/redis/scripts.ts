@@ -19,6 +19,7 @@ declare module 'ioredis' {
     chatState(meta: string, seq: string, members: string, viewer: string): Result<number[], Context>;
     userChats(chats: string, version: string, op: 'add' | 'remove', chatId: string, bell: string): Result<0 | 1, Context>;
     contactsTouch(contacts: string, cap: number, ...names: string[]): Result<number, Context>;
+    doorbellRing(head: string, bell: string, data: string): Result<number, Context>;
     notify(inbox: string, inboxSeq: string, kind: string, text: string, data: string, cap: number, bell: string): Result<number, Context>;
     lockAcquire(owner: string, fence: string, token: string, leaseMs: number): Result<number, Context>;
     lockRelease(owner: string, token: string, bell: string): Result<0 | 1, Context>;
@@ -60,6 +61,7 @@ const SCRIPTS = {
   chatState: { file: 'chat-state.lua', numberOfKeys: 3 },
   userChats: { file: 'user-chats.lua', numberOfKeys: 2, uses: ['now.lua'] },
   contactsTouch: { file: 'contacts-touch.lua', numberOfKeys: 1 },
+  doorbellRing: { file: 'doorbell-ring.lua', numberOfKeys: 1 },
   notify: { file: 'notify.lua', numberOfKeys: 2, uses: ['now.lua'] },
   lockAcquire: { file: 'lock-acquire.lua', numberOfKeys: 2 },
   lockRelease: { file: 'lock-release.lua', numberOfKeys: 1 },

@@ -32,13 +32,13 @@ export function createServices(
   now: () => number = Date.now,
 ) {
   const keys = createKeys(config.keyPrefix);
-  const sessions = new SessionService(redis, keys, config.sessionTtlSeconds);
+  const subscriber = createSubscriber(redis, log);
+  const poller = new MailboxPoller(redis, subscriber, config.poll, log);
+  const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller);
   const users = new UserService(redis, keys, sessions);
   const contacts = new ContactService(redis, keys);
   const notifications = new NotificationService(redis, keys);
   const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
-  const subscriber = createSubscriber(redis, log);
-  const poller = new MailboxPoller(redis, subscriber, config.poll, log);
   const queues = new QueueService(redis, keys, config.queues);
   const counters = new CounterService(redis, keys, now);
   const stats = new StatsService(redis, keys, now);

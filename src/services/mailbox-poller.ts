@@ -46,6 +46,8 @@ export class MailboxPoller {
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
   private lastError = '';
+  /** Counts the doorbell connection's closes: rings sent while it was down are lost. */
+  private doorbellConnection = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -54,6 +56,7 @@ export class MailboxPoller {
     private readonly log: Logger,
   ) {
     this.interval = options.intervalMs;
+    subscriber.on('close', () => this.doorbellConnection++);
     subscriber.on('smessage', (_channel: string, message: string) => {
       // "<key>", "<key> <value>" or "<key> <value> <data>" (data may hold spaces)
       const first = message.indexOf(' ');
@@ -89,6 +92,14 @@ export class MailboxPoller {
         this.unsubscribe(entry.channel);
       }
     };
+  }
+
+  /**
+   * Whether rings reach this process now, and which doorbell connection this is: something learnt under an
+   * earlier connection may have missed a ring while that one was down.
+   */
+  doorbells(): { up: boolean; connection: number } {
+    return { up: isReady(this.subscriber), connection: this.doorbellConnection };
   }
 
   /** How many head keys and doorbell channels are watched (for logs and tests). */

@@ -136,6 +136,22 @@ export function wsRequest<T = Record<string, unknown>>(
   });
 }
 
+/** Records the names of the commands `redis` sends until `stop` is called, which returns them. */
+export function recordCommands(redis: RedisClient): { stop: () => string[] } {
+  const sent: string[] = [];
+  const original = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+    sent.push(command.name);
+    return (original as (...args: unknown[]) => unknown)(command, ...rest);
+  }) as typeof redis.sendCommand;
+  return {
+    stop: () => {
+      redis.sendCommand = original;
+      return sent;
+    },
+  };
+}
+
 /** Polls `check` until it returns true or the deadline passes; returns whether it became true. */
 export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, intervalMs = 50): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
