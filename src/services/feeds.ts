@@ -38,6 +38,12 @@ class Stop {
     });
   }
 
+  /** Calls `listener` once when the stream stops. */
+  onStop(listener: () => void): void {
+    if (this.stopped) listener();
+    else this.listeners.add(listener);
+  }
+
   /** Settles as `promise` does, or with undefined as soon as the stream stops. */
   race<T>(promise: Promise<T>): Promise<T | undefined> {
     if (this.stopped) return Promise.resolve(undefined);
@@ -62,23 +68,38 @@ class Stop {
   }
 }
 
-/** Marks of what changed, and a promise that resolves when something does. */
+/**
+ * Marks of what changed, and a promise that resolves when something does (or the stream stops). It runs once per
+ * delivery to every subscriber, so it allocates nothing but the promise it waits on: two sets take turns.
+ */
 class Wakeup<T> {
   private marks = new Set<T>();
+  /** The set `take` returned last; its caller has finished with it by the next `take`. */
+  private taken = new Set<T>();
   private resolve: (() => void) | undefined;
+
+  constructor(private readonly stop: Stop) {
+    stop.onStop(() => this.wake());
+  }
 
   mark(item: T): void {
     this.marks.add(item);
-    this.resolve?.();
-    this.resolve = undefined;
+    this.wake();
   }
 
-  /** Waits until something is marked (or the stream stops), then takes the marks. */
-  async take(stop: Stop): Promise<Set<T>> {
-    if (this.marks.size === 0) await stop.race(new Promise<void>((r) => (this.resolve = r)));
+  /** Waits until something is marked (or the stream stops), then takes the marks, to be read before the next take. */
+  async take(): Promise<ReadonlySet<T>> {
+    if (this.marks.size === 0 && !this.stop.stopped) await new Promise<void>((r) => (this.resolve = r));
     const marks = this.marks;
-    this.marks = new Set();
+    this.marks = this.taken;
+    this.marks.clear();
+    this.taken = marks;
     return marks;
+  }
+
+  private wake(): void {
+    this.resolve?.();
+    this.resolve = undefined;
   }
 }
 
@@ -125,7 +146,7 @@ export class FeedService {
   ): Repeater<Message | AppError> {
     return new Repeater<Message | AppError>(async (push, stopRepeater) => {
       const stop = new Stop(stopRepeater);
-      const wakeup = new Wakeup<string | typeof INDEX>();
+      const wakeup = new Wakeup<string | typeof INDEX>(stop);
       const followed = new Map<string, Followed>();
       let unwatchIndex: (() => void) | undefined;
 
@@ -162,9 +183,13 @@ export class FeedService {
       };
       const isMembershipError = (err: unknown) => AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND');
 
-      /** After delivering up to `delivered`: marks it read when asked to. Returns false when the stream must end. */
-      const markDelivered = async (id: string, delivered: number): Promise<boolean> => {
-        if (!markRead || delivered === 0) return true;
+      /**
+       * After delivering up to `delivered`: marks it read when asked to (without, it returns at once, with no
+       * promise). Returns false when the stream must end.
+       */
+      const markDelivered = (id: string, delivered: number): boolean | Promise<boolean> =>
+        !markRead || delivered === 0 ? true : markReadUpTo(id, delivered);
+      const markReadUpTo = async (id: string, delivered: number): Promise<boolean> => {
         if (confirmReceipt) await stop.race(confirmReceipt());
         if (stop.stopped) return false;
         try {
@@ -186,7 +211,8 @@ export class FeedService {
         const state = followed.get(id);
         if (!state) return true;
         if (!state.stale && state.version !== null && state.cursor !== null) {
-          state.hints = state.hints.filter((h) => h.version > state.version!);
+          // Rings arrive in the order of their versions: drop those the last read already covered.
+          while (state.hints.length > 0 && state.hints[0]!.version <= state.version) state.hints.shift();
           let delivered = 0;
           for (let hint = state.hints[0]; hint?.version === state.version + 1 && hint.message.id === state.cursor + 1; hint = state.hints[0]) {
             state.hints.shift();
@@ -233,7 +259,7 @@ export class FeedService {
 
       try {
         while (!stop.stopped) {
-          const marks = await wakeup.take(stop);
+          const marks = await wakeup.take();
           try {
             if (marks.has(INDEX)) {
               const ids = new Set(await this.chats.chatIdsOf(viewer));
@@ -271,14 +297,14 @@ export class FeedService {
   notificationStream(viewer: string): Repeater<Notification> {
     return new Repeater<Notification>(async (push, stopRepeater) => {
       const stop = new Stop(stopRepeater);
-      const wakeup = new Wakeup<true>();
+      const wakeup = new Wakeup<true>(stop);
       const head = this.notifications.head(viewer);
       const unwatch = this.poller.watch(head.key, head.channel, () => wakeup.mark(true));
       let cursor = 0;
       wakeup.mark(true);
       try {
         while (!stop.stopped) {
-          await wakeup.take(stop);
+          await wakeup.take();
           try {
             for (;;) {
               const batch = await this.notifications.list(viewer, cursor, FEED_BATCH);
