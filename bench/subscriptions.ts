@@ -471,8 +471,8 @@ async function meter(stats: Redis, pids: number[]): Promise<() => Promise<Usage>
   };
 }
 
-const describe = (u: Usage) =>
-  `${Math.round(u.commandsPerSecond)} redis cmds/s (${u.top}), CPU ${u.cpu.map((c) => `${Math.round(c * 10) / 10}%`).join(' / ')} (process / redis)`;
+const describe = (u: Usage, processes = ['process', 'redis']) =>
+  `${Math.round(u.commandsPerSecond)} redis cmds/s (${u.top}), CPU ${u.cpu.map((c) => `${Math.round(c * 10) / 10}%`).join(' / ')} (${processes.join(' / ')})`;
 
 function percentile(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
@@ -554,77 +554,122 @@ interface LatencyResult {
   expected: number;
   lost: number;
   sendRate: number;
-  usage: Usage;
+  /** CPU % (of one core) of the target's process during the window. */
+  cpu: number;
   /** The loss check's result, when this round ran it. */
   away?: { subscribers: number; expected: number; delivered: number; complete: number };
 }
 
-async function latency(target: Target, stats: Redis, redisPid: number, round: number, rate: number, lossCheck: boolean): Promise<LatencyResult> {
+/**
+ * One latency round for both targets at once (paired): each message goes to both, their sends issued back to
+ * back (which one first alternates), so a pause of the shared machine delays both alike. Then the loss check,
+ * one target after the other.
+ */
+async function latency(
+  targets: Target[],
+  stats: Redis,
+  redisPid: number,
+  round: number,
+  rate: number,
+  lossCheck: boolean,
+): Promise<{ results: LatencyResult[]; /** Redis during the window, for both targets at once. */ redis: Usage }> {
   const { perConnection } = shape(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS, 'live');
   if (AWAY % perConnection || AWAY > LIVE_SUBSCRIBERS) {
     throw new Error(`BENCH_AWAY (${AWAY}) must be a multiple of the subscriptions per connection (${perConnection}), at most BENCH_LIVE_SUBSCRIBERS`);
   }
-  const layout = await target.seed(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS);
-  const audience = new Audience(target, layout);
-  const subs = await audience.connect(layout.users.map((_, u) => u));
-  await audience.ready(subs, 'subscriptions');
+  const audiences: Audience[] = [];
+  const subs: Sub[][] = [];
+  for (const target of targets) {
+    const audience = new Audience(target, await target.seed(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS));
+    subs.push(await audience.connect(audience.layout.users.map((_, u) => u)));
+    await audience.ready(subs.at(-1)!, 'subscriptions');
+    audiences.push(audience);
+  }
+  const chatCount = audiences[0]!.layout.chats.length;
+  const names = targets.map((t) => t.name).join(' and ');
 
-  /** Sends `count` messages at `rate`, round robin over the chats; returns the send rate achieved. */
-  const sendTimes: number[] = [];
-  const paced = async (count: number, prefix: string, sent: number[][]): Promise<number> => {
+  /**
+   * Sends `count` messages to each target at `rate`, round robin over the chats; returns the send rate each
+   * achieved (until its last response: below `rate` when it cannot keep up, its latency then being queueing).
+   */
+  const sendTimes = targets.map((): number[] => []);
+  const paced = async (count: number, prefix: string, sent: number[][][]): Promise<number[]> => {
     const t0 = performance.now();
+    const done = targets.map(() => t0);
     const inFlight = new Set<Promise<void>>();
     for (let n = 0; n < count; n++) {
       const wait = t0 + (n * 1000) / rate - performance.now();
       if (wait >= 1) await sleep(wait);
-      const chat = n % layout.chats.length;
-      const start = performance.now();
-      const p: Promise<void> = sendMessage(target, layout, chat, Math.floor(n / layout.chats.length), `${prefix} ${n} ${start}`)
-        .then((id) => {
-          sendTimes.push(performance.now() - start);
-          sent[chat]!.push(id);
-        })
-        .catch((err: unknown) => audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`))
-        .finally(() => inFlight.delete(p));
-      inFlight.add(p);
+      const chat = n % chatCount;
+      for (const k of n % 2 ? [...targets.keys()].reverse() : targets.keys()) {
+        const audience = audiences[k]!;
+        const start = performance.now();
+        const p: Promise<void> = sendMessage(audience.target, audience.layout, chat, Math.floor(n / chatCount), `${prefix} ${n} ${start}`)
+          .then((id) => {
+            done[k] = performance.now();
+            sendTimes[k]!.push(done[k] - start);
+            sent[k]![chat]!.push(id);
+          })
+          .catch((err: unknown) => audience.fail(`send: ${err instanceof Error ? err.message : String(err)}`))
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
     }
     await Promise.all(inFlight);
-    // Until the last response: below `rate` when the target cannot keep up (its latency is then queueing).
-    return count / ((performance.now() - t0) / 1000);
+    return done.map((at) => count / ((at - t0) / 1000));
   };
+  const sentTo = () => targets.map(() => Array.from({ length: chatCount }, (): number[] => []));
+  const settle = (sent: number[][][]) => Promise.all(audiences.map((a, k) => a.settle(subs[k]!, (c) => sent[k]![c]!)));
 
   // Warm-up at the same rate, not timed (JIT, script cache, connection pools), as bench/http.ts does.
-  progress(`latency round ${round}: ${target.name}, ${WARMUP_SECONDS} s warm-up at ${rate}/s`);
-  const warm = layout.chats.map((): number[] => []);
+  progress(`latency round ${round}: ${names}, ${WARMUP_SECONDS} s warm-up at ${rate}/s`);
+  const warm = sentTo();
   await paced(WARMUP_SECONDS * rate, `w${round}`, warm);
-  await audience.settle(subs, (c) => warm[c]!);
+  await settle(warm);
 
   const messages = SECONDS * rate;
-  progress(`latency round ${round}: ${target.name}, ${messages} messages at ${rate}/s to ${layout.chats.length} chats`);
+  progress(`latency round ${round}: ${names}, ${messages} messages each at ${rate}/s to ${chatCount} chats`);
   const prefix = `m${round}`;
-  audience.timedPrefix = `${prefix} `;
-  const sent = layout.chats.map((): number[] => []);
-  const read = await meter(stats, [pidOf(target.child), redisPid]);
-  sendTimes.length = 0;
-  const sendRate = await paced(messages, prefix, sent);
-  const sendP99 = percentile(sendTimes, 99);
-  const lost = await audience.settle(subs, (c) => sent[c]!);
+  for (const a of audiences) a.timedPrefix = `${prefix} `;
+  const sent = sentTo();
+  const read = await meter(stats, [...targets.map((t) => pidOf(t.child)), redisPid]);
+  for (const times of sendTimes) times.length = 0;
+  const sendRates = await paced(messages, prefix, sent);
+  const lost = await settle(sent);
   const usage = await read();
-  const expected = messages * MEMBERS;
-  const p50 = percentile(audience.latencies, 50);
-  const p99 = percentile(audience.latencies, 99);
-  progress(`  ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(p50)} ms, p99 ${round1(p99)} ms, all answered at ${Math.round(sendRate)}/s (send p99 ${round1(sendP99)} ms)`);
-  progress(`  ${describe(usage)}`);
-  if (lost && target.kind === 'gateway') audience.fail(`latency run: ${lost} of ${expected} deliveries missing`);
+  progress(`  ${describe(usage, [...targets.map((t) => t.name), 'redis'])}`);
+  const results = audiences.map((audience, k): LatencyResult => {
+    const expected = messages * MEMBERS;
+    const result = {
+      p50: percentile(audience.latencies, 50),
+      p99: percentile(audience.latencies, 99),
+      sendP99: percentile(sendTimes[k]!, 99),
+      expected,
+      lost: lost[k]!,
+      sendRate: sendRates[k]!,
+      cpu: usage.cpu[k]!,
+    };
+    progress(
+      `  ${audience.target.name}: ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(result.p50)} ms, p99 ${round1(result.p99)} ms, ` +
+        `answered at ${Math.round(result.sendRate)}/s (send p99 ${round1(result.sendP99)} ms)`,
+    );
+    if (result.lost && audience.target.kind === 'gateway') audience.fail(`latency run: ${result.lost} of ${expected} deliveries missing`);
+    return result;
+  });
 
-  if (!lossCheck) {
+  for (const [k, audience] of audiences.entries()) {
+    if (lossCheck) results[k]!.away = await awayCheck(audience, perConnection);
     await audience.disconnect();
-    return { p50, p99, sendP99, expected, lost, sendRate, usage };
   }
-  // Loss check: whole sockets go away, messages go to their chats, they come back with new subscriptions.
+  return { results, redis: usage };
+}
+
+/** Whole sockets go away, messages go to their chats, they come back with new subscriptions: what arrives. */
+async function awayCheck(audience: Audience, perConnection: number): Promise<NonNullable<LatencyResult['away']>> {
+  const { layout, target } = audience;
   const awayUsers = layout.users.slice(0, AWAY / perConnection).map((_, u) => u);
   const awayChats = [...new Set(awayUsers.flatMap((u) => layout.chatsOf[u]!))];
-  progress(`  loss check: ${AWAY} subscribers (${awayUsers.length} sockets) away, ${AWAY_MESSAGES} messages to their ${awayChats.length} chats`);
+  progress(`  loss check, ${target.name}: ${AWAY} subscribers (${awayUsers.length} sockets) away, ${AWAY_MESSAGES} messages to their ${awayChats.length} chats`);
   await audience.disconnect(awayUsers);
   await sleep(500);
   const whileAway = layout.chats.map((): number[] => []);
@@ -638,18 +683,17 @@ async function latency(target: Target, stats: Redis, redisPid: number, round: nu
   await audience.settle(back, (c) => whileAway[c]!);
   let delivered = 0;
   let complete = 0;
-  let awayExpected = 0;
+  let expected = 0;
   for (const s of back) {
     const ids = whileAway[s.chat]!;
     const got = ids.filter((id) => s.seen.has(id)).length;
-    awayExpected += ids.length;
+    expected += ids.length;
     delivered += got;
     if (got === ids.length) complete++;
   }
-  progress(`  loss check: ${delivered} of ${awayExpected} delivered; ${complete} of ${back.length} subscribers got all`);
-  if (target.kind === 'gateway' && delivered !== awayExpected) audience.fail(`loss check: ${awayExpected - delivered} messages sent while away never delivered`);
-  await audience.disconnect();
-  return { p50, p99, sendP99, expected, lost, sendRate, usage, away: { subscribers: back.length, expected: awayExpected, delivered, complete } };
+  progress(`  loss check, ${target.name}: ${delivered} of ${expected} delivered; ${complete} of ${back.length} subscribers got all`);
+  if (target.kind === 'gateway' && delivered !== expected) audience.fail(`loss check: ${expected - delivered} messages sent while away never delivered`);
+  return { subscribers: back.length, expected, delivered, complete };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -791,13 +835,16 @@ async function main(): Promise<number> {
     const idle = SECTIONS.has('1') ? await idleCost(gateway, seeder, redisServer.url, stats, redisPid) : undefined;
 
     const targets = [gateway, push];
+    const latRedis = RATES.map((): Usage[] => []);
     const lat = RATES.map(() => targets.map((): LatencyResult[] => []));
     const thr = targets.map((): ThroughputResult[] => []);
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 ? [0, 1] : [1, 0];
       if (SECTIONS.has('2')) {
         for (const [r, rate] of RATES.entries()) {
-          for (const i of order) lat[r]![i]!.push(await latency(targets[i]!, stats, redisPid, round, rate, r === 0));
+          const { results, redis } = await latency(order.map((i) => targets[i]!), stats, redisPid, round, rate, r === 0);
+          for (const [k, i] of order.entries()) lat[r]![i]!.push(results[k]!);
+          latRedis[r]!.push(redis);
         }
       }
       if (SECTIONS.has('3')) for (const i of order) thr[i]!.push(await throughput(targets[i]!, stats, redisPid, round));
@@ -831,15 +878,20 @@ async function main(): Promise<number> {
             'rate /s': rate,
             'p50 ms': round1(med(lat[r]![i]!, (x) => x.p50)),
             'p99 ms': round1(med(lat[r]![i]!, (x) => x.p99)),
+            'p99 per round': lat[r]![i]!.map((x) => Math.round(x.p99)).join(' '),
             'send p99 ms': round1(med(lat[r]![i]!, (x) => x.sendP99)),
             'deliveries missing': lat[r]![i]!.map((x) => `${x.lost}/${x.expected}`).join(' '),
             'answered/s': Math.round(med(lat[r]![i]!, (x) => x.sendRate)),
-            'process CPU %': round1(med(lat[r]![i]!, (x) => x.usage.cpu[0]!)),
-            'redis CPU %': round1(med(lat[r]![i]!, (x) => x.usage.cpu[1]!)),
-            'redis cmds/s': Math.round(med(lat[r]![i]!, (x) => x.usage.commandsPerSecond)),
+            'process CPU %': round1(med(lat[r]![i]!, (x) => x.cpu)),
           })),
         ),
       );
+      for (const [r, rate] of RATES.entries()) {
+        console.log(
+          `Redis at ${rate}/s, both targets at once: ${Math.round(med(latRedis[r]!, (u) => u.commandsPerSecond))} cmds/s, ` +
+            `${round1(med(latRedis[r]!, (u) => u.cpu.at(-1)!))}% CPU`,
+        );
+      }
       for (const [r, rate] of RATES.entries()) {
         const p99Ratio = med(lat[r]![0]!, (x) => x.p99) / med(lat[r]![1]!, (x) => x.p99);
         console.log(`at ${rate}/s: ratio p99 gateway/push = ${p99Ratio.toFixed(2)}  (aim <= ${P99_AIM}: ${p99Ratio <= P99_AIM ? 'met' : 'NOT met'})`);
