@@ -18,19 +18,24 @@
  *    BENCH_SECONDS: Redis commands/s (delta of INFO stats total_commands_processed, less our own INFO) and the CPU %
  *    of the process under test and of redis-server (/proc/<pid>/stat, CLK_TCK). A short window with neither
  *    running is shown too (the floor). Aim: the gateway at least 20x fewer commands/s.
- * 2. Latency and loss. BENCH_LIVE_SUBSCRIBERS subscribers over BENCH_LIVE_CONNECTIONS sockets; messages sent at
- *    a steady rate for BENCH_SECONDS at each of BENCH_RATES (round robin over the chats), each text carrying its
- *    send time; send start -> receipt for every (message, subscriber); p50/p99. Latency near saturation is mostly
- *    queueing, so it is measured at a moderate and at a heavy rate. Aim: gateway p99 within 1.5x of the
- *    push baseline's. Then the loss check: BENCH_AWAY subscribers (whole sockets) disconnect, BENCH_AWAY_MESSAGES
+ * 2. Latency and loss, paired: both targets at once, each with BENCH_LIVE_SUBSCRIBERS subscribers over
+ *    BENCH_LIVE_CONNECTIONS sockets. Messages are sent at a steady rate for BENCH_SECONDS at each of BENCH_RATES
+ *    (round robin over the chats); each message goes to both targets at the same moment (their two sends back to
+ *    back, which one first alternating), each text carrying its send time; send start -> receipt for every
+ *    (message, subscriber); p50/p99 per target. Measured one after the other, a pause of this shared machine
+ *    (they come every few seconds and stall every process for 20-300 ms) set whichever target's p99 it happened to
+ *    fall on; paired, it delays both alike. The CPU of each process is measured over the window; Redis serves
+ *    both at once, so its figures are for the pair. Latency near saturation is mostly queueing, so it is measured
+ *    at a moderate and at a heavy rate. Aim: gateway p99 within 1.5x of the push baseline's. Then the loss
+ *    check, one target after the other: BENCH_AWAY subscribers (whole sockets) disconnect, BENCH_AWAY_MESSAGES
  *    messages go to their chats, they reconnect with new subscriptions; counted: how many of the messages sent
  *    while away each one delivers (the gateway replays everything unread; only the ids sent while away count).
  * 3. Throughput. Same shape as 2; BENCH_SENDERS concurrent senders as fast as they can for BENCH_SECONDS; messages/s
  *    sent and deliveries/s received (until the last delivery), and a check that every subscriber got every message
  *    of its chat exactly once and in order.
  *
- * Sections 2 and 3 run BENCH_ROUNDS times (default 1), each round alternating which target goes first; the table
- * quotes medians. Every round seeds fresh chats and opens fresh sockets. Any error, and any message the gateway
+ * Sections 2 and 3 run BENCH_ROUNDS times (default 1); section 3 alternates which target goes first; the tables
+ * quote medians over the rounds. Every round seeds fresh chats and opens fresh sockets. Any error, and any message the gateway
  * loses, duplicates or reorders, exits 1; the push baseline's losses are counted, not fatal. A delivery wait ends
  * when everything expected has arrived, after 3 s without a delivery, or after BENCH_DRAIN_SECONDS.
  *
