@@ -196,7 +196,7 @@ describe('sessions cached in each process', () => {
     try {
       const { token } = await t.signUp();
       expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
-      // A revocation whose process died between deleting the session and ringing the doorbell.
+      // A revocation whose ring was lost on its way: the session is gone and the head moved, but no ring came.
       await t.redis.del(sessionKey(token));
       await t.redis.incr(createKeys(t.config.keyPrefix).sessionRevocations().head);
       // Within a poll tick, well before the cached entry would expire (5 s).

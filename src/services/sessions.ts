@@ -9,8 +9,10 @@
  * then rings the revocation doorbell (MailboxPoller), and every process drops that token from its cache when
  * the ring arrives. The cache is only used while rings can arrive: not before the doorbell has been read once,
  * not while the doorbell connection is down, and an entry cached under an earlier connection is not used. A ring
- * lost anyway (a revocation whose process died between the delete and the ring) is caught by the poller's next
- * full tick, which finds the head moved and empties the cache; at worst an entry expires after CACHE_MS.
+ * lost on its way is caught by the poller's next full tick, which finds the head moved and empties the cache. A
+ * revocation whose process died between the delete and the ring reaches the other processes when their entry
+ * expires, CACHE_MS at most (ringing first would be worse: a lookup between the ring and the delete would cache
+ * the token again).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
