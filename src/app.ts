@@ -18,6 +18,7 @@ import { bearerToken, createLoaders, resolveViewer, type Context } from './conte
 import { graphQLError, maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './graphql-errors.js';
 import type { LogForward, Logger } from './logger.js';
 import { useBodyLimits } from './plugins/body-limit.js';
+import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
 import { isReady, type RedisClient } from './redis/clients.js';
@@ -152,6 +153,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       useBadRequestCode(),
       // The multipart envelope around an upload gets 64 KiB beyond the file itself.
       useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
+      useHttpMediaTypes(),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
         costLimit: { maxCost: config.limits.cost },

@@ -46,10 +46,15 @@ export function maskError(error: unknown, message: string): Error {
 /**
  * Gives every validation failure (unknown fields, wrong argument types, graphql-armor's limits) the public
  * code BAD_USER_INPUT, on HTTP and WebSocket alike. It runs before yoga's own hook, which only sets a code
- * where none is set.
+ * where none is set. A document nested so deeply that the parser runs out of stack is BAD_USER_INPUT too.
  */
 export function useBadRequestCode(): Plugin {
   return {
+    onParse() {
+      return ({ result, replaceParseResult }) => {
+        if (result instanceof RangeError) replaceParseResult(createGraphQLError('the document nests too deeply', { extensions: { code: 'BAD_USER_INPUT' } }));
+      };
+    },
     onValidate() {
       return ({ valid, result }) => {
         if (valid) return;

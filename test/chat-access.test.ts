@@ -89,6 +89,29 @@ describe('bad input', () => {
     expect(state.data?.chat).toMatchObject({ lastMessageId: 1, readUpTo: 0 });
   });
 
+  it('counts MAX_MESSAGE_LENGTH in characters (code points), not UTF-16 units', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, []);
+    const emoji = '\u{1F600}'; // one character, two UTF-16 units
+    const atLimit = await t.gql<{ sendMessage: { text: string } }>(SEND, { c: chatId, t: emoji.repeat(100_000) }, ann.token);
+    expect(atLimit.errors).toBeUndefined();
+    expect([...atLimit.data!.sendMessage.text]).toHaveLength(100_000);
+    const over = await t.gql(SEND, { c: chatId, t: emoji.repeat(100_000) + 'x' }, ann.token);
+    expect(code(over)).toBe('BAD_USER_INPUT');
+  });
+
+  it('answers a message with a lone surrogate with the text as stored and delivered (U+FFFD in its place)', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, []);
+    const sent = await t.gql<{ sendMessage: { id: number; text: string } }>(SEND, { c: chatId, t: 'a\ud800b' }, ann.token);
+    expect(sent.data?.sendMessage.text).toBe('a\ufffdb');
+    const stored = await t.gql<{ chat: { messages: { text: string }[] } }>(CHAT, { c: chatId }, ann.token);
+    expect(stored.data?.chat.messages.map((m) => m.text)).toEqual(['a\ufffdb']);
+    const live = record(t.wsClient(ann.token), MESSAGE_ADDED, { c: chatId });
+    expect((await live.until((items) => items.length === 1))[0]?.text).toBe('a\ufffdb');
+    live.stop();
+  });
+
   it('refuses createChat with an unknown or malformed member before writing anything', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const keys = createKeys(t.config.keyPrefix);

@@ -86,6 +86,44 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     expect(users.data?.users).toEqual([]);
   });
 
+  it.each([
+    ['text/plain', { 'content-type': 'text/plain' }, '{ maintenance }'],
+    ['XML', { 'content-type': 'application/xml' }, '<query>{ maintenance }</query>'],
+    ['no content-type', {}, '{"query": "{ maintenance }"}'],
+  ])('answers a body of %s with 415 and a GraphQL error naming the content-type', async (_what, headers, body) => {
+    const r = await raw(body, headers);
+    expect(r.status).toBe(415);
+    expect(r.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(r.json?.errors?.[0]?.message).toMatch(/^content-type:/);
+  });
+
+  it('answers a subscription POSTed with accept: application/json with 406 and an error body, signed in or not', async () => {
+    const { token } = await t.signUp();
+    const body = JSON.stringify({ query: 'subscription { notificationAdded { id } }' });
+    for (const authorization of [`Bearer ${token}`, undefined]) {
+      const r = await raw(body, { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) });
+      expect(r.status).toBe(406);
+      expect(r.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(r.json?.errors?.[0]?.message).toMatch(/^accept:.*text\/event-stream/);
+    }
+  });
+
+  it('refuses JSON nested 5,000 deep, as a variable or in the document, with BAD_USER_INPUT and writes nothing', async () => {
+    const admin = await t.signUp('admin');
+    const nested = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+    const mutation = 'mutation($v: JSON!) { setConfig(type: "deep", component: "c", value: $v) }';
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${admin.token}` };
+    const variable = await raw(`{"query": ${JSON.stringify(mutation)}, "variables": {"v": ${nested}}}`, headers);
+    expect(variable.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(variable.json?.errors?.[0]?.message).toMatch(/^value: must nest .* at most 32 deep/);
+    const literal = await raw(JSON.stringify({ query: `mutation { setConfig(type: "deep", component: "c", value: ${nested}) }` }), headers);
+    expect(literal.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((await t.gql('{ config(type: "deep", component: "c") }', {}, admin.token)).data).toEqual({ config: null });
+    // 32 deep is still a configuration.
+    const fine = await t.gql(mutation, { v: JSON.parse(`${'['.repeat(31)}1${']'.repeat(31)}`) as unknown }, admin.token);
+    expect(fine.errors).toBeUndefined();
+  });
+
   it('refuses a mutation over GET', async () => {
     const res = await fetch(`${t.url}?query=${encodeURIComponent('mutation { signOut }')}`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(405);

@@ -21,6 +21,7 @@ import type { Keys } from '../redis/keys.js';
 import type { ContactService } from './contacts.js';
 import type { NotificationService } from './notifications.js';
 import { checkPage } from './paging.js';
+import { userText } from './text.js';
 import { normalizeUsername, type UserService } from './users.js';
 import type { Logger } from 'pino';
 
@@ -118,7 +119,7 @@ export class ChatService {
     if (members.length + 1 > this.limits.maxMembers) {
       throw badInput('members', `a chat has at most ${this.limits.maxMembers} members`);
     }
-    if (text !== null) this.checkText(text, 'message');
+    if (text !== null) text = this.checkText(text, 'message');
     const unknown = await this.users.unknown(members);
     if (unknown.length > 0) throw notFound(`user "${unknown[0]}"`);
 
@@ -188,7 +189,8 @@ export class ChatService {
     ]);
   }
 
-  async send(chatId: string, sender: string, text: string): Promise<Message> {
+  async send(chatId: string, sender: string, rawText: string): Promise<Message> {
+    const text = this.checkText(rawText, 'text');
     const { id, sentAt } = await this.store(chatId, sender, text, '');
     return { id, chatId, sender, text, sentAt: new Date(sentAt) };
   }
@@ -198,11 +200,11 @@ export class ChatService {
    * nothing and gets the id it was sent as. Refuses like `send` (a sender who is no longer a member: FORBIDDEN).
    */
   async sendScheduled(chatId: string, sender: string, text: string, scheduledId: string): Promise<number> {
-    return (await this.store(chatId, sender, text, scheduledId)).id;
+    return (await this.store(chatId, sender, this.checkText(text, 'text'), scheduledId)).id;
   }
 
+  /** Stores a message whose text checkText returned. */
   private async store(chatId: string, sender: string, text: string, scheduledId: string): Promise<{ id: number; sentAt: number }> {
-    this.checkText(text, 'text');
     const c = this.keys.chat(chatId);
     const reply = await this.redis.chatSend(
       c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt,
@@ -335,12 +337,9 @@ export class ChatService {
     return results;
   }
 
-  /** Empty or longer than MAX_MESSAGE_LENGTH: BAD_USER_INPUT naming `argument`. */
-  checkText(text: string, argument: string): void {
-    if (text.trim().length === 0) throw badInput(argument, 'must not be empty');
-    if (text.length > this.limits.maxMessageLength) {
-      throw badInput(argument, `must be at most ${this.limits.maxMessageLength} characters`);
-    }
+  /** The message text as stored (see userText); empty or longer than MAX_MESSAGE_LENGTH: BAD_USER_INPUT naming `argument`. */
+  checkText(text: string, argument: string): string {
+    return userText(text, argument, this.limits.maxMessageLength);
   }
 
   private index(user: string, op: 'add' | 'remove', chatId: string): Promise<0 | 1> {

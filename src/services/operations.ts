@@ -9,6 +9,8 @@ import { badInput } from '../errors.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const CONFIG_MAX_BYTES = 64 * 1024;
+/** Deepest nesting of arrays and objects in a configuration value. */
+export const CONFIG_MAX_DEPTH = 32;
 const MAINTENANCE_RECHECK_MS = 1000;
 
 export class OperationsService {
@@ -48,6 +50,7 @@ export class OperationsService {
 
   async setConfig(type: string, component: string, value: unknown): Promise<unknown> {
     const key = this.configKey(type, component);
+    if (depthExceeds(value, CONFIG_MAX_DEPTH)) throw badInput('value', `must nest arrays and objects at most ${CONFIG_MAX_DEPTH} deep`);
     const raw = JSON.stringify(value);
     if (Buffer.byteLength(raw) > CONFIG_MAX_BYTES) throw badInput('value', `must be at most ${CONFIG_MAX_BYTES} bytes of JSON`);
     await this.redis.set(key, raw);
@@ -59,4 +62,16 @@ export class OperationsService {
     if (!NAME.test(component)) throw badInput('component', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
     return this.keys.config(type, component);
   }
+}
+
+/** Whether `value` nests arrays and objects deeper than `max` (iterative: any depth is safe to ask about). */
+function depthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [v, depth] = item;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -62,8 +62,8 @@ export class ScheduledMessageService {
     return this.k.queueName;
   }
 
-  async schedule(sender: string, chatId: string, text: string, sendAt: Date): Promise<ScheduledMessage> {
-    this.chats.checkText(text, 'text');
+  async schedule(sender: string, chatId: string, rawText: string, sendAt: Date): Promise<ScheduledMessage> {
+    const text = this.chats.checkText(rawText, 'text');
     const at = sendAt.getTime();
     if (!Number.isFinite(at)) throw badInput('sendAt', 'must be a date and time');
     if (at - Date.now() > AHEAD_MAX_MS) throw badInput('sendAt', 'must be at most 366 days ahead');
