@@ -58,6 +58,7 @@ const EnvSchema = z.object({
 
   METRICS: z.enum(['on', 'off']).default('on'),
   METRICS_FLUSH_MS: intFrom(10, 60_000).default(1000),
+  METRICS_NAMES_MAX: intFrom(1, 1_000_000).default(1000),
   COUNTER_CLEAN_MS: intFrom(1000, 86_400_000).default(60_000),
 
   LOG_PROCESSORS: intFrom(1, 16).default(3),
@@ -126,6 +127,8 @@ export interface Config {
     flushMs: number;
     /** How often a worker cleans old counter samples (one worker at a time). */
     cleanMs: number;
+    /** Distinct counter names the deployment keeps (operation names come from clients); more count as `other`. */
+    namesMax: number;
   };
   accessLogs: {
     /** Processors that share each uploaded access log (each takes every Nth line). */
@@ -214,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.TASK_MAX_ATTEMPTS,
       backoffMs: e.TASK_BACKOFF_MS,
     },
-    metrics: { enabled: e.METRICS === 'on', flushMs: e.METRICS_FLUSH_MS, cleanMs: e.COUNTER_CLEAN_MS },
+    metrics: { enabled: e.METRICS === 'on', flushMs: e.METRICS_FLUSH_MS, cleanMs: e.COUNTER_CLEAN_MS, namesMax: e.METRICS_NAMES_MAX },
     accessLogs: { processors: e.LOG_PROCESSORS, pollMs: e.LOG_POLL_MS, uploadMaxBytes: e.UPLOAD_MAX_BYTES, heldMaxBytes: e.LOGS_HELD_MAX_BYTES },
   };
 }

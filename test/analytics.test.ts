@@ -8,9 +8,10 @@ import { LogForward, createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../src/redis/clients.js';
 import { createKeys } from '../src/redis/keys.js';
 import { createServices, type Services } from '../src/services/index.js';
+import { hourStart } from '../src/services/clock.js';
 import { gatewayLogSink } from '../src/services/logs.js';
 import { Worker } from '../src/worker/worker.js';
-import { recordCommands, startTestApp, uniqueName, type TestApp } from './support/app.js';
+import { prefixMemory, recordCommands, startTestApp, uniqueName, uniquePrefix, type TestApp } from './support/app.js';
 
 const DAY_MS = 86_400_000;
 let t: TestApp;
@@ -75,7 +76,7 @@ describe('counters', () => {
 describe('statistics', () => {
   it("passes the book's test: 5, 10 and 15 average 10 with a standard deviation of 5; the hour rotates", async () => {
     const context = uniqueName('ctx');
-    clock = Date.UTC(2026, 10, 22, 10, 30);
+    clock = hourStart(Date.now()) + 1_800_000; // in this hour: statistics of an hour over two hours ago expire at once
     for (const v of [5, 10, 15]) services.stats.add(context, 'AccessTime', v);
     await services.stats.flush();
     expect(await services.stats.get(context, 'AccessTime')).toEqual({ count: 3, sum: 30, min: 5, max: 15, average: 10, stddev: 5 });
@@ -162,6 +163,91 @@ describe('operations', () => {
     expect(await code('{ counters }')).toBe('UNAUTHENTICATED');
     expect(await code('{ commonLogs(name: "gateway") { count } }', me.token)).toBe('FORBIDDEN');
     expect((await t.gql('{ stats(context: "never", type: "AccessTime") { count } }', {}, me.token)).data).toEqual({ stats: null });
+  });
+});
+
+describe('telemetry bounded against hostile operation names', () => {
+  /** Runs `query <name> { __typename }` anonymously for each name, spread over the apps, 50 at a time. */
+  async function operate(apps: TestApp[], names: string[]): Promise<void> {
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names.slice(i, i + 50).map(async (name, j) => {
+          const r = await apps[(i + j) % apps.length]!.gql(`query ${name} { __typename }`);
+          expect(r.errors).toBeUndefined();
+        }),
+      );
+    }
+    for (const app of apps) await app.app.services.metrics.flush();
+  }
+
+  it('keeps Redis and counters bounded when 2,000 distinct names come through two processes', async () => {
+    const env = { KEY_PREFIX: uniquePrefix(), METRICS_NAMES_MAX: '100', METRICS_FLUSH_MS: '60000' };
+    const apps = [await startTestApp(env), await startTestApp(env)];
+    try {
+      const stem = uniqueName('op');
+      await operate(apps, Array.from({ length: 100 }, (_, i) => `${stem}_${i}`));
+      const atCap = await prefixMemory(apps[0]!.redis, env.KEY_PREFIX);
+      await operate(apps, Array.from({ length: 1900 }, (_, i) => `${stem}_${i + 100}`));
+      const after = await prefixMemory(apps[0]!.redis, env.KEY_PREFIX);
+      // A name over 64 characters, or of other characters, is anonymous: no key carries it.
+      await operate(apps, [`x${'y'.repeat(900_000)}`, `${'z'.repeat(65)}`]);
+      await apps[0]!.gql('query é_1 { __typename }');
+      await apps[0]!.app.services.metrics.flush();
+      const signedIn = await apps[0]!.signUp();
+      const counters = (await apps[1]!.gql<{ counters: string[] }>('{ counters }', {}, signedIn.token)).data!.counters;
+      console.log(
+        `telemetry: 2,000 names, METRICS_NAMES_MAX 100: ${atCap.keys.length} keys / ${(atCap.bytes / 1024).toFixed(0)} KiB at the cap, ` +
+          `${after.keys.length} keys / ${(after.bytes / 1024).toFixed(0)} KiB after 1,900 more; counters lists ${counters.length} names`,
+      );
+      expect(counters.length).toBeLessThanOrEqual(100);
+      expect(counters).toContain('other');
+      expect(counters.filter((n) => n.startsWith(stem)).length).toBeGreaterThanOrEqual(97);
+      expect(after.keys.length).toBeLessThanOrEqual(atCap.keys.length + 20);
+      expect(after.bytes).toBeLessThan(atCap.bytes * 1.25);
+      const longest = Math.max(...(await prefixMemory(apps[0]!.redis, env.KEY_PREFIX)).keys.map((k) => k.length));
+      expect(longest).toBeLessThan(150);
+      // What went to `other`: the 1,900 names past the cap (at least), counted and timed.
+      const other = await apps[0]!.gql<{ counter: { count: number }[]; stats: { count: number } }>(
+        '{ counter(name: "other", precision: 86400) { count } stats(context: "other", type: "AccessTime") { count } }',
+        {},
+        signedIn.token,
+      );
+      expect(other.data!.counter.reduce((sum, s) => sum + s.count, 0)).toBeGreaterThanOrEqual(1900);
+      expect(other.data!.stats.count).toBeGreaterThanOrEqual(1900);
+    } finally {
+      await Promise.all(apps.map((a) => a.close()));
+    }
+  });
+
+  it('never lets an operation name collide with the gateway\'s own keys (an operation named slowest is just an operation)', async () => {
+    const me = await t.signUp();
+    const names = ['slowest', 'names', 'known', 'telemetry'];
+    for (const name of names) expect((await t.gql(`query ${name} { __typename }`, {}, me.token)).errors).toBeUndefined();
+    await t.app.services.metrics.flush();
+    const r = await t.gql<{ slowestOperations: { name: string; averageSeconds: number }[]; stats: { count: number } }>(
+      '{ slowestOperations(first: 100) { name averageSeconds } stats(context: "slowest", type: "AccessTime") { count } }',
+      {},
+      me.token,
+    );
+    const ranked = r.data!.slowestOperations.map((s) => s.name);
+    expect(ranked).toEqual(expect.arrayContaining(names));
+    expect(ranked).not.toContain('sumsq');
+    expect(r.data!.stats.count).toBeGreaterThanOrEqual(1);
+  });
+
+  it('deletes statistics older than the previous hour', async () => {
+    const context = uniqueName('aging');
+    clock = Date.now();
+    services.stats.add(context, 'AccessTime', 1);
+    await services.stats.flush();
+    const k = createKeys(t.config.keyPrefix).stats(context, 'AccessTime');
+    const hourEnds = Math.ceil((clock + 1) / 3_600_000) * 3_600_000;
+    // Kept through this hour and the next (as the previous hour), then deleted.
+    for (const key of [k.current, k.start]) expect(Math.abs((await redis.pexpiretime(key)) - (hourEnds + 3_600_000))).toBeLessThan(1000);
+    // Once the hour is over, it is not this hour's statistic any more.
+    clock = hourEnds;
+    expect(await services.stats.get(context, 'AccessTime')).toBeNull();
+    clock = Date.now();
   });
 });
 

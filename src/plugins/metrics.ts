@@ -7,12 +7,12 @@ import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
 
-function operationName(document: unknown, name: unknown): string {
-  const operation = getOperationAST(document as DocumentNode, typeof name === 'string' ? name : undefined);
-  return operation?.name?.value ?? 'anonymous';
+function operationName(document: unknown, name: unknown): string | undefined {
+  return getOperationAST(document as DocumentNode, typeof name === 'string' ? name : undefined)?.name?.value;
 }
 
-export function useOperationMetrics(record: (operation: string, seconds: number) => void): Plugin<Context> {
+/** `record` gets the operation's name as the client sent it (undefined without one) and bounds it itself. */
+export function useOperationMetrics(record: (operation: string | undefined, seconds: number) => void): Plugin<Context> {
   const timed = (document: unknown, name: unknown) => {
     const started = performance.now();
     return () => record(operationName(document, name), (performance.now() - started) / 1000);

@@ -129,10 +129,14 @@ export function createKeys(prefix: string) {
         visits: (day: string, level: string) => a(`visits:${day}:${level}`),
       };
     },
-    /** hash per precision (seconds): time slot start (s) → count; counter `name` of the book's chapter 5 */
+    /**
+     * hash per precision (seconds): time slot start (s) → count; counter `name` of the book's chapter 5.
+     * Counter and statistic names may come from clients (operation names): they own the `count:` and `stats:`
+     * families, and the gateway's own telemetry keys live under `telemetry:`, so no name can collide with them.
+     */
     counter: (name: string, precision: number) => k(`count:{${name}}:${precision}`),
-    /** sorted set, every score 0: the names of the counters (the book's `known:`) */
-    counterNames: () => k('count:{known}'),
+    /** sorted set, every score 0: the names of the counters (the book's `known:`), at most METRICS_NAMES_MAX */
+    counterNames: () => k('telemetry:{names}'),
     /** the keys of one statistic (the book's `stats:<context>:<type>`), all on the context's slot */
     stats: (context: string, type: string) => {
       const st = (s: string) => k(`stats:{${context}}:${type}${s}`);
@@ -146,8 +150,11 @@ export function createKeys(prefix: string) {
         lastStart: st(':pstart'),
       };
     },
-    /** sorted set: context → average of statistic `type` this hour; the slowest 100 kept (the book's `slowest:`) */
-    slowest: (type: string) => k(`stats:{slowest}:${type}`),
+    /**
+     * sorted set: context → average of statistic `type` in the hour starting at `hour` (ms); the slowest 100 kept
+     * (the book's `slowest:`), expiring with the statistics of that hour
+     */
+    slowest: (type: string, hour: number) => k(`telemetry:{slowest}:${type}:${hour}`),
     /** the keys of one log (the book's `recent:` and `common:`), all on the log's slot */
     log: (name: string, severity: string) => {
       const l = (s: string) => k(`log:{${name}:${severity}}:${s}`);

@@ -40,6 +40,7 @@ declare module 'ioredis' {
     logsRelease(held: string, record: string, data: string, shares: string, status: string, keepMs: number): Result<0 | 1, Context>;
     logsShareDone(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number[], Context>;
     counterAdd(...keysThenArgs: (string | number)[]): Result<1, Context>;
+    counterAdmit(registry: string, max: number, reserved: number, ...names: string[]): Result<number[], Context>;
     counterClean(hash: string, cutoff: number): Result<number, Context>;
     statsAdd(...keysThenArgs: (string | number)[]): Result<[string, string], Context>;
     logWrite(...keysThenArgs: (string | number)[]): Result<1, Context>;
@@ -83,6 +84,7 @@ const SCRIPTS = {
   // null: the caller passes the number of keys first (the visit sets vary).
   logsShareDone: { file: 'logs-share-done.lua', numberOfKeys: null },
   counterAdd: { file: 'counter-add.lua', numberOfKeys: 7 },
+  counterAdmit: { file: 'counter-admit.lua', numberOfKeys: 1 },
   counterClean: { file: 'counter-clean.lua', numberOfKeys: 1 },
   statsAdd: { file: 'stats-add.lua', numberOfKeys: 4, uses: ['rotate.lua'] },
   logWrite: { file: 'log-write.lua', numberOfKeys: 5, uses: ['rotate.lua'] },

@@ -40,7 +40,7 @@ export function createServices(
   const notifications = new NotificationService(redis, keys);
   const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
   const queues = new QueueService(redis, keys, config.queues);
-  const counters = new CounterService(redis, keys, now);
+  const counters = new CounterService(redis, keys, config.metrics.namesMax, now);
   const stats = new StatsService(redis, keys, now);
   const logs = new LogService(redis, keys, now);
   const metrics = new OperationMetrics(counters, stats, logs, config.metrics, log);

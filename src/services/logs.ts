@@ -1,7 +1,7 @@
 /**
  * Logs in Redis (the book's chapter 5 log_recent and log_common): per log name and severity, the newest 100
- * lines and a count per message for the current hour (the previous hour kept). Lines are buffered in memory
- * and written by `flush()`, one script per log.
+ * lines and a count per message for the current hour (the previous hour kept; the 1000 most frequent messages of
+ * each, of at most 1000 characters). Lines are buffered in memory and written by `flush()`, one script per log.
  */
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../redis/keys.js';
@@ -11,6 +11,10 @@ export const SEVERITIES = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as c
 export type Severity = (typeof SEVERITIES)[number];
 /** Lines kept in a recent log. */
 export const RECENT_KEPT = 100;
+/** Distinct messages counted in a common log per hour (the most frequent kept). */
+export const COMMON_KEPT = 1000;
+/** Characters kept of one message. */
+export const MESSAGE_MAX = 1000;
 /** Lines buffered per log between flushes; more are dropped (a log storm must not eat the process's memory). */
 const PENDING_MAX = 1000;
 
@@ -36,7 +40,8 @@ export class LogService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  log(name: string, severity: Severity, message: string): void {
+  log(name: string, severity: Severity, fullMessage: string): void {
+    const message = fullMessage.length > MESSAGE_MAX ? `${fullMessage.slice(0, MESSAGE_MAX)}…` : fullMessage;
     const id = `${name}\n${severity}`;
     const entry = this.pending.get(id) ?? { name, severity, lines: [] };
     this.pending.set(id, entry);
@@ -53,7 +58,7 @@ export class LogService {
     const results = await Promise.allSettled(
       pending.map(({ name, severity, lines }) => {
         const k = this.keys.log(name, severity);
-        return this.redis.logWrite(k.recent, k.common, k.start, k.last, k.lastStart, hour, RECENT_KEPT, ...lines);
+        return this.redis.logWrite(k.recent, k.common, k.start, k.last, k.lastStart, hour, RECENT_KEPT, COMMON_KEPT, ...lines);
       }),
     );
     const failed = results.findIndex((r) => r.status === 'rejected');

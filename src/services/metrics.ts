@@ -1,14 +1,17 @@
 /**
  * The gateway's own telemetry: every served operation counted (counter = operation name) and timed (statistic
  * "AccessTime" of the operation, in seconds), all in memory; a timer flushes counters, statistics and logs to
- * Redis every `flushMs`, so the request path sends nothing to Redis for them.
+ * Redis every `flushMs`, so the request path sends nothing to Redis for them. Operation names come from clients:
+ * one that is not 1-64 of [A-Za-z0-9_] counts as `anonymous`, and past the registry's bound (CounterService) as
+ * `other`, statistics included.
  */
 import type { Logger } from 'pino';
-import type { CounterService } from './counters.js';
+import { ANONYMOUS, OTHER, type CounterService } from './counters.js';
 import type { LogService } from './logs.js';
 import type { StatsService } from './stats.js';
 
 export const ACCESS_TIME = 'AccessTime';
+const OPERATION_NAME = /^[A-Za-z0-9_]{1,64}$/;
 
 export class OperationMetrics {
   private timer: NodeJS.Timeout | undefined;
@@ -24,10 +27,10 @@ export class OperationMetrics {
   ) {}
 
   /** One served operation and how long it took. */
-  record(operation: string, seconds: number): void {
+  record(operation: string | undefined, seconds: number): void {
     if (!this.options.enabled) return;
-    this.counters.add(operation);
-    this.stats.add(operation, ACCESS_TIME, seconds);
+    const name = this.counters.add(operation !== undefined && OPERATION_NAME.test(operation) ? operation : ANONYMOUS);
+    this.stats.add(name, ACCESS_TIME, seconds);
   }
 
   start(): void {
@@ -38,7 +41,12 @@ export class OperationMetrics {
   /** Writes everything recorded so far (the timer does this every flushMs). */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      const results = await Promise.allSettled([this.counters.flush(), this.stats.flush(), this.logs.flush()]);
+      const flushStats = async () => {
+        // Statistics follow the counters' registry: a name it refused is timed as OTHER too.
+        this.stats.rename(await this.counters.flush(), OTHER);
+        await this.stats.flush();
+      };
+      const results = await Promise.allSettled([flushStats(), this.logs.flush()]);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       const message = failed ? String(failed.reason) : '';
       // `telemetry` keeps this line out of the Redis logs that just failed to flush.

@@ -1,11 +1,12 @@
 /**
  * Statistics per context and type (the book's chapter 5 update_stats and get_stats): min, max, count, sum and
- * sum of squares of the current hour, the previous hour kept. Samples are added up in memory and merged by
- * `flush()`, one script per statistic; the averages also rank the slowest contexts (the book's `slowest:`).
+ * sum of squares of the current hour, the previous hour kept, older ones expired. Samples are added up in memory
+ * and merged by `flush()`, one script per statistic; the averages also rank the slowest contexts of each hour (the
+ * book's `slowest:`).
  */
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../redis/keys.js';
-import { hourStart } from './clock.js';
+import { HOUR_MS, hourStart } from './clock.js';
 
 export interface Stats {
   count: number;
@@ -53,7 +54,25 @@ export class StatsService {
     p.max = Math.max(p.max, value);
   }
 
-  /** Merges what was added since the last flush, then updates the slowest rankings. */
+  /** Moves what was added for `contexts` to `to` (the contexts a bound refused), merging the samples. */
+  rename(contexts: ReadonlySet<string>, to: string): void {
+    for (const [id, p] of [...this.pending]) {
+      if (!contexts.has(p.context)) continue;
+      this.pending.delete(id);
+      const target = this.pending.get(`${p.type}\n${to}`);
+      if (!target) {
+        this.pending.set(`${p.type}\n${to}`, { ...p, context: to });
+        continue;
+      }
+      target.count += p.count;
+      target.sum += p.sum;
+      target.sumsq += p.sumsq;
+      target.min = Math.min(target.min, p.min);
+      target.max = Math.max(target.max, p.max);
+    }
+  }
+
+  /** Merges what was added since the last flush, then updates this hour's slowest rankings. */
   async flush(): Promise<void> {
     const pending = [...this.pending.values()];
     if (pending.length === 0) return;
@@ -68,17 +87,24 @@ export class StatsService {
       }),
     );
     await Promise.all(
-      [...averages].map(async ([type, scoresAndContexts]) => {
-        await this.redis.zadd(this.keys.slowest(type), ...scoresAndContexts);
-        await this.redis.zremrangebyrank(this.keys.slowest(type), 0, -(SLOWEST_KEPT + 1));
+      [...averages].map(([type, scoresAndContexts]) => {
+        const key = this.keys.slowest(type, hour);
+        return this.redis
+          .multi()
+          .zadd(key, ...scoresAndContexts)
+          .zremrangebyrank(key, 0, -(SLOWEST_KEPT + 1))
+          .pexpireat(key, hour + 2 * HOUR_MS)
+          .exec();
       }),
     );
   }
 
-  /** This hour's statistic, with average and standard deviation; null when nothing was recorded. */
+  /** This hour's statistic, with average and standard deviation; null when nothing was recorded this hour. */
   async get(context: string, type: string): Promise<Stats | null> {
-    const raw = await this.redis.zrange(this.keys.stats(context, type).current, '0', '-1', 'WITHSCORES');
-    if (raw.length === 0) return null;
+    const k = this.keys.stats(context, type);
+    const [raw, start] = await Promise.all([this.redis.zrange(k.current, '0', '-1', 'WITHSCORES'), this.redis.get(k.start)]);
+    // Not rotated yet: the current statistic is of an hour before this one.
+    if (raw.length === 0 || Number(start) < hourStart(this.now())) return null;
     const f: Record<string, number> = {};
     for (let i = 0; i < raw.length; i += 2) f[raw[i]!] = Number(raw[i + 1]);
     const count = f.count ?? 0;
@@ -97,7 +123,7 @@ export class StatsService {
   /** The contexts with the highest average of `type` this hour, highest first. */
   async slowest(type: string, first: number): Promise<{ context: string; average: number }[]> {
     if (first === 0) return [];
-    const raw = await this.redis.zrevrange(this.keys.slowest(type), 0, first - 1, 'WITHSCORES');
+    const raw = await this.redis.zrevrange(this.keys.slowest(type, hourStart(this.now())), 0, first - 1, 'WITHSCORES');
     const out: { context: string; average: number }[] = [];
     for (let i = 0; i < raw.length; i += 2) out.push({ context: raw[i]!, average: Number(raw[i + 1]) });
     return out;

@@ -152,6 +152,25 @@ export function recordCommands(redis: RedisClient): { stop: () => string[] } {
   };
 }
 
+/** The keys starting with `prefix` on every master of `redis`, and the bytes they take (MEMORY USAGE). */
+export async function prefixMemory(redis: RedisClient, prefix: string): Promise<{ keys: string[]; bytes: number }> {
+  const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+  const keys: string[] = [];
+  let bytes = 0;
+  for (const node of nodes) {
+    for (let cursor = '0'; ; ) {
+      const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      for (const key of batch) {
+        keys.push(key);
+        bytes += (await node.memory('USAGE', key)) ?? 0;
+      }
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  }
+  return { keys, bytes };
+}
+
 /** Polls `check` until it returns true or the deadline passes; returns whether it became true. */
 export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, intervalMs = 50): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -1,19 +1,23 @@
 -- stats-add: merge a batch of samples into a statistic of the current hour (the book's update_stats, which
--- took one sample): min, max, count, sum and sum of squares; the hour rotates first.
+-- took one sample): min, max, count, sum and sum of squares; the hour rotates first, and statistics older than
+-- the previous hour expire.
 -- KEYS[1] current  KEYS[2] start  KEYS[3] last  KEYS[4] lastStart
 -- ARGV[1] the hour (ms)  ARGV[2] count  ARGV[3] sum  ARGV[4] sum of squares  ARGV[5] min  ARGV[6] max
 -- Returns {count, sum} of the hour so far, as strings.
-rotateHourly(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]))
-local min, max = tonumber(ARGV[5]), tonumber(ARGV[6])
-local oldMin = tonumber(redis.call('ZSCORE', KEYS[1], 'min'))
+local current, start, last, lastStart = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local hour, count, sum, sumsq, min, max =
+  tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+rotateHourly(current, start, last, lastStart, hour)
+local oldMin = tonumber(redis.call('ZSCORE', current, 'min'))
 if not oldMin or min < oldMin then
-  redis.call('ZADD', KEYS[1], min, 'min')
+  redis.call('ZADD', current, min, 'min')
 end
-local oldMax = tonumber(redis.call('ZSCORE', KEYS[1], 'max'))
+local oldMax = tonumber(redis.call('ZSCORE', current, 'max'))
 if not oldMax or max > oldMax then
-  redis.call('ZADD', KEYS[1], max, 'max')
+  redis.call('ZADD', current, max, 'max')
 end
-local count = redis.call('ZINCRBY', KEYS[1], ARGV[2], 'count')
-local sum = redis.call('ZINCRBY', KEYS[1], ARGV[3], 'sum')
-redis.call('ZINCRBY', KEYS[1], ARGV[4], 'sumsq')
-return { count, sum }
+local total = redis.call('ZINCRBY', current, count, 'count')
+local added = redis.call('ZINCRBY', current, sum, 'sum')
+redis.call('ZINCRBY', current, sumsq, 'sumsq')
+expireWithHour(current, hour)
+return { total, added }
