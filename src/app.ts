@@ -136,7 +136,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     renderGraphiQL,
     context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
       const token = bearerToken(authorization ?? request.headers.get('authorization'));
-      const viewer = await resolveViewer(services, config.adminUsers, token).catch((err: unknown) => {
+      const viewer = await resolveViewer(services, token).catch((err: unknown) => {
         tagRequestId(err, requestId);
         throw err;
       });
@@ -211,7 +211,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       onConnect: async (ctx) => {
         const token = bearerToken(ctx.connectionParams?.authorization);
         if (token === undefined) return true; // anonymous connections may run public operations
-        const viewer = token ? await resolveViewer(services, config.adminUsers, token) : null;
+        const viewer = token ? await resolveViewer(services, token) : null;
         if (!viewer) {
           connectionLog(ctx).info('websocket refused: bad or expired token');
           return false; // closes the socket with 4403 Forbidden

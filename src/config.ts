@@ -80,6 +80,7 @@ export interface Config {
   redis: RedisTarget;
   keyPrefix: string;
   sessionTtlSeconds: number;
+  /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
   adminUsers: ReadonlySet<string>;
   limits: {
     requestBytes: number;
@@ -153,6 +154,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid environment: ${problems}`);
   }
   const e = parsed.data;
+  if (e.NODE_ENV === 'production' && e.ADMIN_USERS.length > 0) {
+    throw new ConfigError(
+      'ADMIN_USERS is refused with NODE_ENV=production: whoever signs up a listed name first would be admin; grant admins with npm run admin -- grant NAME',
+    );
+  }
   if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) {
     throw new ConfigError('invalid environment: set REDIS_URL or REDIS_CLUSTER_NODES, not both');
   }

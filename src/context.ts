@@ -7,9 +7,9 @@ import type { Logger } from './logger.js';
 import type { ChatState } from './services/chats.js';
 import type { Services } from './services/index.js';
 
+/** Who is asking. Whether they are an admin is asked only where it matters (resolvers/auth.ts requireAdmin). */
 export interface Viewer {
   username: string;
-  isAdmin: boolean;
 }
 
 export interface Context {
@@ -36,6 +36,8 @@ export interface Loaders {
   chatState: DataLoader<string, ChatState | null>;
   /** Member names of a chat by [chatId, prefix, first]. */
   chatMembers: DataLoader<readonly [string, string, number], string[], string>;
+  /** Whether a user is an admin (User.isAdmin). */
+  isAdmin: DataLoader<string, boolean>;
 }
 
 export function createLoaders(services: Services, viewer: Viewer | null): Loaders {
@@ -48,6 +50,7 @@ export function createLoaders(services: Services, viewer: Viewer | null): Loader
         Promise.all(queries.map(([id, prefix, first]) => services.chats.members(id, prefix, first).catch((err: Error) => err))),
       { cacheKeyFn: (q) => q.join('\0') },
     ),
+    isAdmin: new DataLoader((usernames) => services.admins.areAdmins(usernames)),
   };
 }
 
@@ -59,12 +62,8 @@ export function bearerToken(authorization: unknown): string | null | undefined {
   return match?.[1] ?? null;
 }
 
-export async function resolveViewer(
-  services: Services,
-  adminUsers: ReadonlySet<string>,
-  token: string | null | undefined,
-): Promise<Viewer | null> {
+export async function resolveViewer(services: Services, token: string | null | undefined): Promise<Viewer | null> {
   if (!token) return null;
   const username = await services.sessions.resolve(token);
-  return username ? { username, isAdmin: adminUsers.has(username) } : null;
+  return username ? { username } : null;
 }

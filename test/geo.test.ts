@@ -3,15 +3,14 @@
  * GeoLite2-City pair with IPv4 and IPv6 blocks, ip-location-db ranges), re-imports replacing the data, gaps,
  * input order, and the import:cities command itself.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../src/redis/keys.js';
 import { CityImport } from '../src/services/geo-import.js';
 import { redisEnv, startTestApp, type TestApp } from './support/app.js';
+import { runEntry } from './support/gateway-process.js';
 
 const CITIES = `query($ips: [String!]!) { citiesByIp(ips: $ips) { id city region country latitude longitude } }`;
 const CITY = `query($ip: String!) { cityByIp(ip: $ip) { id city country latitude longitude } }`;
@@ -140,18 +139,7 @@ describe('import and lookup', () => {
 });
 
 describe('npm run import:cities', () => {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const run = (args: string[]) =>
-    new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/import-cities.ts', ...args], {
-        cwd: root,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...redisEnv(), KEY_PREFIX: t.config.keyPrefix },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.once('exit', (code) => resolve({ code, stderr }));
-    });
+  const run = (args: string[]) => runEntry('src/cli/import-cities.ts', args, { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
 
   it('imports with a progress bar and replaces the data', async () => {
     const f = book();

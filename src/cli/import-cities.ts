@@ -8,8 +8,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
-import { closeRedisClient, createRedisClient, type RedisEndpoint } from '../redis/clients.js';
-import { runningEmbeddedRedis } from '../redis/embedded.js';
+import { closeRedisClient, createRedisClient } from '../redis/clients.js';
+import { endpointOf } from '../redis/embedded.js';
 import { createKeys } from '../redis/keys.js';
 import { CityImport, type ImportProgress } from '../services/geo-import.js';
 
@@ -33,8 +33,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { blocks: { type: 'string', multiple: true }, locations: { type: 'string' } } });
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const endpoint: RedisEndpoint =
-    config.redis.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(config.redis.dataDir) } : config.redis;
+  const endpoint = await endpointOf(config.redis);
   const redis = createRedisClient(endpoint, log, 'import-cities');
   try {
     const started = performance.now();

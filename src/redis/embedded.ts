@@ -13,7 +13,8 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError } from '../config.js';
+import { ConfigError, type RedisTarget } from '../config.js';
+import type { RedisEndpoint } from './clients.js';
 
 export interface EmbeddedRedis {
   socketPath: string;
@@ -96,8 +97,16 @@ async function canConnect(socketPath: string): Promise<boolean> {
   });
 }
 
-/** The socket of the embedded Redis a running gateway started in `dataDir`, for `npm run worker`. */
-export async function runningEmbeddedRedis(dataDir: string): Promise<string> {
+/**
+ * Where a process other than the gateway (`npm run worker`, the CLIs) connects: the configured Redis, or the
+ * embedded Redis of a gateway running on the same DATA_DIR.
+ */
+export async function endpointOf(target: RedisTarget): Promise<RedisEndpoint> {
+  return target.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(target.dataDir) } : target;
+}
+
+/** The socket of the embedded Redis a running gateway started in `dataDir`. */
+async function runningEmbeddedRedis(dataDir: string): Promise<string> {
   const socketPath = socketPathFor(dataDir);
   if (!(await canConnect(socketPath))) {
     throw new ConfigError(

@@ -12,6 +12,8 @@ export function createKeys(prefix: string) {
     userProfile: (username: string) => k(`user:{${username}}:profile`),
     /** sorted set, every score 0: lowercase usernames, read with ZRANGEBYLEX */
     userDirectory: () => k('users:{dir}:names'),
+    /** set: the usernames holding a stored admin grant */
+    admins: () => k('users:{admins}'),
     /** string: the username a session token (by its SHA-256) belongs to, with an idle expiry */
     session: (tokenHash: string) => k(`session:{${tokenHash}}`),
     /** Revoked sessions, for the processes that cache sessions (src/services/sessions.ts). */

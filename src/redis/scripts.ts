@@ -9,6 +9,7 @@ import type { Cluster, Redis, Result } from 'ioredis';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     userCreate(profileKey: string, username: string, passwordHash: string, createdAt: number): Result<0 | 1, Context>;
+    adminRevoke(admins: string, username: string): Result<-1 | 0 | 1, Context>;
     chatCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
     chatSend(...keysThenArgs: (string | number)[]): Result<(number | string)[], Context>;
     chatGapDone(gapsKey: string, member: string, from: number, to: number): Result<0 | 1, Context>;
@@ -52,6 +53,7 @@ declare module 'ioredis' {
 
 const SCRIPTS = {
   userCreate: { file: 'user-create.lua', numberOfKeys: 1 },
+  adminRevoke: { file: 'admin-revoke.lua', numberOfKeys: 1 },
   chatCreate: { file: 'chat-create.lua', numberOfKeys: 6, uses: ['now.lua'] },
   chatSend: { file: 'chat-send.lua', numberOfKeys: 8, uses: ['now.lua', 'trim-read.lua'] },
   chatGapDone: { file: 'chat-gap-done.lua', numberOfKeys: 1 },

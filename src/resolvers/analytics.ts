@@ -39,15 +39,15 @@ export const slowestOperations = async (_root: unknown, args: { first?: number |
   return (await ctx.services.stats.slowest(ACCESS_TIME, first)).map(({ context, average }) => ({ name: context, averageSeconds: average }));
 };
 
-export const recentLogs = (_root: unknown, args: { name: string; severity?: Severity | null; first?: number | null }, ctx: Context): Promise<string[]> => {
-  requireAdmin(ctx);
+export const recentLogs = async (_root: unknown, args: { name: string; severity?: Severity | null; first?: number | null }, ctx: Context): Promise<string[]> => {
+  await requireAdmin(ctx);
   const first = args.first ?? 100;
   checkPage('first', first, LOG_MAX);
   return ctx.services.logs.recent(checkName('name', args.name), args.severity ?? 'INFO', first);
 };
 
-export const commonLogs = (_root: unknown, args: { name: string; severity?: Severity | null; first?: number | null }, ctx: Context) => {
-  requireAdmin(ctx);
+export const commonLogs = async (_root: unknown, args: { name: string; severity?: Severity | null; first?: number | null }, ctx: Context) => {
+  await requireAdmin(ctx);
   const first = args.first ?? 20;
   checkPage('first', first, LOG_MAX);
   return ctx.services.logs.common(checkName('name', args.name), args.severity ?? 'INFO', first);

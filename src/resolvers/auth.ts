@@ -7,8 +7,9 @@ export function requireViewer(ctx: Context): Viewer {
   return ctx.viewer;
 }
 
-export function requireAdmin(ctx: Context): Viewer {
+/** The viewer, when they hold an admin grant now (asked of Redis each time: a revocation counts at once). */
+export async function requireAdmin(ctx: Context): Promise<Viewer> {
   const viewer = requireViewer(ctx);
-  if (!viewer.isAdmin) throw forbidden('only an admin may do this');
+  if (!(await ctx.services.admins.isAdmin(viewer.username))) throw forbidden('only an admin may do this');
   return viewer;
 }

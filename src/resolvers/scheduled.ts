@@ -9,8 +9,8 @@ import { requireAdmin, requireViewer } from './auth.js';
 export const scheduledMessages = (_root: unknown, args: { chatId: string }, ctx: Context): Promise<ScheduledMessage[]> =>
   ctx.services.scheduled.list(requireViewer(ctx).username, parseChatId(args.chatId));
 
-export const queues = (_root: unknown, _args: unknown, ctx: Context): Promise<QueueStatus[]> => {
-  requireAdmin(ctx);
+export const queues = async (_root: unknown, _args: unknown, ctx: Context): Promise<QueueStatus[]> => {
+  await requireAdmin(ctx);
   return Promise.all([ctx.services.scheduled.queueName].map((name) => ctx.services.queues.status(name)));
 };
 

@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import type { Authenticated, User } from '../services/users.js';
+import { requireAdmin } from './auth.js';
 
 export const me = (_root: unknown, _args: unknown, ctx: Context): User | null =>
   ctx.viewer ? { username: ctx.viewer.username } : null;
@@ -15,3 +16,15 @@ export const signIn = (_root: unknown, args: { username: string; password: strin
 
 export const signOut = async (_root: unknown, _args: unknown, ctx: Context): Promise<boolean> =>
   ctx.token ? ctx.services.sessions.revoke(ctx.token) : false;
+
+export const isAdmin = (user: User, _args: unknown, ctx: Context): Promise<boolean> => ctx.loaders.isAdmin.load(user.username);
+
+export const grantAdmin = async (_root: unknown, args: { username: string }, ctx: Context): Promise<User> => {
+  await requireAdmin(ctx);
+  return { username: await ctx.services.admins.grant(args.username) };
+};
+
+export const revokeAdmin = async (_root: unknown, args: { username: string }, ctx: Context): Promise<User> => {
+  await requireAdmin(ctx);
+  return { username: await ctx.services.admins.revoke(args.username) };
+};

@@ -7,6 +7,11 @@ export const UserType = builder.objectRef<User>('User').implement({
   fields: (t) => ({
     id: t.exposeID('username'),
     username: t.exposeString('username'),
+    isAdmin: t.field({
+      type: 'Boolean',
+      description: 'Whether the user holds an admin grant (npm run admin -- grant NAME, or grantAdmin).',
+      resolve: resolvers.isAdmin,
+    }),
   }),
 });
 
@@ -40,6 +45,18 @@ builder.mutationFields((t) => ({
     resolve: resolvers.signUp,
   }),
   signIn: t.field({ type: AuthPayload, args: credentials(t), resolve: resolvers.signIn }),
+  grantAdmin: t.field({
+    type: UserType,
+    description: 'Admin: makes an existing user an admin (NOT_FOUND for a name nobody has signed up).',
+    args: { username: t.arg.string({ required: true }) },
+    resolve: resolvers.grantAdmin,
+  }),
+  revokeAdmin: t.field({
+    type: UserType,
+    description: 'Admin: takes an admin grant back; the last grant cannot be revoked (CONFLICT).',
+    args: { username: t.arg.string({ required: true }) },
+    resolve: resolvers.revokeAdmin,
+  }),
   signOut: t.field({
     type: 'Boolean',
     description: 'Revokes the current token at once; false when the request carried no valid session.',

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { closeRedisClient, createSubscriber, type RedisClient } from '../redis/clients.js';
 import { createKeys } from '../redis/keys.js';
 import { AccessLogService } from './access-logs.js';
+import { AdminService } from './admins.js';
 import { ChatService } from './chats.js';
 import { ContactService } from './contacts.js';
 import { CounterService } from './counters.js';
@@ -26,7 +27,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   redis: RedisClient,
-  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
+  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'adminUsers' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
   log: Logger,
   /** The clock of counters, statistics and logs (tests move it). */
   now: () => number = Date.now,
@@ -48,6 +49,7 @@ export function createServices(
   return {
     sessions,
     users,
+    admins: new AdminService(redis, keys, config.adminUsers),
     operations: new OperationsService(redis, keys),
     contacts,
     notifications,

@@ -5,8 +5,8 @@
  */
 import { ConfigError, loadConfig } from '../config.js';
 import { LogForward, createLogger } from '../logger.js';
-import { closeRedisClient, createRedisClient, type RedisEndpoint } from '../redis/clients.js';
-import { runningEmbeddedRedis } from '../redis/embedded.js';
+import { closeRedisClient, createRedisClient } from '../redis/clients.js';
+import { endpointOf } from '../redis/embedded.js';
 import { createServices } from '../services/index.js';
 import { gatewayLogSink } from '../services/logs.js';
 import { startWorker } from './start.js';
@@ -15,8 +15,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logForward = new LogForward();
   const log = createLogger(config.logLevel, logForward);
-  const endpoint: RedisEndpoint =
-    config.redis.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(config.redis.dataDir) } : config.redis;
+  const endpoint = await endpointOf(config.redis);
   const redis = createRedisClient(endpoint, log, 'worker');
   const services = createServices(redis, config, log);
   logForward.attach(gatewayLogSink(services.logs));

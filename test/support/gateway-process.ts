@@ -1,6 +1,7 @@
 /**
  * Runs the real gateway (`src/server.ts`) as a child process, as `npm start` does, for tests that need
- * several processes, signals, or the embedded Redis; and the worker (`src/worker/main.ts`), as `npm run worker` does.
+ * several processes, signals, or the embedded Redis; the worker (`src/worker/main.ts`), as `npm run worker` does;
+ * and the command-line tools.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +25,20 @@ export function spawnWorker(env: Record<string, string>): ChildProcess {
   return spawnEntry('src/worker/main.ts', env);
 }
 
-function spawnEntry(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], {
+/** Runs a command-line entry (`npm run admin`, `npm run import:cities`) to its end. */
+export function runEntry(entry: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawnEntry(entry, env, args);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

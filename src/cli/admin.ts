@@ -1,0 +1,36 @@
+/**
+ * `npm run admin -- grant NAME | revoke NAME | list`: stored admin grants, from the operator's machine (the root
+ * of trust: no admin is needed to make the first one). Connects like `npm run worker`: REDIS_URL,
+ * REDIS_CLUSTER_NODES, or the embedded Redis of a gateway running on the same DATA_DIR.
+ */
+import { ConfigError, loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { closeRedisClient, createRedisClient } from '../redis/clients.js';
+import { endpointOf } from '../redis/embedded.js';
+import { createKeys } from '../redis/keys.js';
+import { AdminService } from '../services/admins.js';
+
+const USAGE = 'usage: npm run admin -- grant NAME | revoke NAME | list';
+
+async function main(): Promise<void> {
+  const [command, name, ...rest] = process.argv.slice(2);
+  const needsName = command === 'grant' || command === 'revoke';
+  if (!(needsName || command === 'list') || (needsName ? !name || rest.length > 0 : name !== undefined)) throw new ConfigError(USAGE);
+  const config = loadConfig();
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');
+  try {
+    const admins = new AdminService(redis, createKeys(config.keyPrefix), new Set());
+    if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grant(name!)}\n`);
+    else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revoke(name!)}\n`);
+    else process.stdout.write((await admins.list()).map((u) => `${u}\n`).join(''));
+  } finally {
+    await closeRedisClient(redis);
+  }
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`admin: ${message}\n`);
+  process.exit(1);
+});
