@@ -21,6 +21,7 @@ import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
+import { useSessionRevocation } from './plugins/revocation.js';
 import { isReady, type RedisClient } from './redis/clients.js';
 import { schema } from './schema/index.js';
 import { createServices, type Services } from './services/index.js';
@@ -164,6 +165,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       }),
       useReadinessCheck({ endpoint: '/readyz', check: () => pingWithin(redis, 1000) }),
       useMaintenanceMode(),
+      useSessionRevocation(services.sessions),
       useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),
       useErrorRequestIds(),
     ],
@@ -216,7 +218,10 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
           connectionLog(ctx).info('websocket refused: bad or expired token');
           return false; // closes the socket with 4403 Forbidden
         }
-        watchSession(ctx.extra.socket, token!);
+        // A revocation (heard from any process) or a periodic check finding the session expired closes the socket.
+        const { socket } = ctx.extra;
+        const unwatch = services.sessions.watch(token!, () => socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired'));
+        socket.once('close', unwatch);
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
@@ -272,24 +277,6 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     },
     wss,
   );
-
-  /**
-   * Live subscriptions outlast the operation that checked their token, so a socket's session is checked again
-   * every WS_SESSION_CHECK_MS; once revoked or expired, the socket closes with 4403. (A failed check, Redis being
-   * away, keeps the socket.)
-   */
-  function watchSession(socket: WebSocket, token: string): void {
-    const timer = setInterval(() => {
-      services.sessions.resolve(token).then(
-        (username) => {
-          if (username === null) socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
-        },
-        () => undefined,
-      );
-    }, config.websocket.sessionCheckMs);
-    timer.unref();
-    socket.once('close', () => clearInterval(timer));
-  }
 
   return {
     server,

@@ -46,7 +46,7 @@ const EnvSchema = z.object({
   POLL_IDLE_MS: intFrom(10, 600_000).default(1000),
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
   WS_SEND_BUFFER_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
-  WS_SESSION_CHECK_MS: intFrom(100, 3_600_000).default(15_000),
+  SESSION_CHECK_MS: intFrom(100, 3_600_000).default(15_000),
 
   WORKER: z.enum(['on', 'off']).default('on'),
   WORKER_CONCURRENCY: intFrom(1, 1000).default(8),
@@ -80,6 +80,11 @@ export interface Config {
   redis: RedisTarget;
   keyPrefix: string;
   sessionTtlSeconds: number;
+  /**
+   * How often the sessions of live subscriptions (WebSocket and SSE) are checked again, for expiry: a revocation
+   * ends them at once through its doorbell.
+   */
+  sessionCheckMs: number;
   /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
   adminUsers: ReadonlySet<string>;
   limits: {
@@ -104,8 +109,6 @@ export interface Config {
     maxSubscriptions: number;
     /** Past this many bytes queued for a slow socket, it is closed with CLOSE_SLOW_CONSUMER. */
     sendBufferBytes: number;
-    /** How often an open socket's session is checked again (revoked or expired: closed with 4403). */
-    sessionCheckMs: number;
   };
   /** Whether `npm start` runs a task worker in the gateway process (`npm run worker` always does). */
   worker: boolean;
@@ -154,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid environment: ${problems}`);
   }
   const e = parsed.data;
+  if (env.WS_SESSION_CHECK_MS !== undefined) {
+    throw new ConfigError('invalid environment: WS_SESSION_CHECK_MS is now SESSION_CHECK_MS (it covers SSE subscriptions too)');
+  }
   if (e.NODE_ENV === 'production' && e.ADMIN_USERS.length > 0) {
     throw new ConfigError(
       'ADMIN_USERS is refused with NODE_ENV=production: whoever signs up a listed name first would be admin; grant admins with npm run admin -- grant NAME',
@@ -193,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redis,
     keyPrefix: e.KEY_PREFIX,
     sessionTtlSeconds: e.SESSION_TTL,
+    sessionCheckMs: e.SESSION_CHECK_MS,
     adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),
     limits: {
       requestBytes: e.MAX_REQUEST_BYTES,
@@ -212,7 +219,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     websocket: {
       maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS,
       sendBufferBytes: e.WS_SEND_BUFFER_BYTES,
-      sessionCheckMs: e.WS_SESSION_CHECK_MS,
     },
     worker: e.WORKER === 'on',
     queues: {

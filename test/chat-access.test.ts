@@ -7,7 +7,7 @@ import { CHAT, MESSAGE_ADDED, SEND, createChat, record } from './support/chats.j
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3', WS_SEND_BUFFER_BYTES: '1024', WS_SESSION_CHECK_MS: '200' });
+  t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3', WS_SEND_BUFFER_BYTES: '1024', SESSION_CHECK_MS: '200' });
 });
 afterAll(() => t.close());
 

@@ -20,8 +20,10 @@ export function createKeys(prefix: string) {
     sessionRevocations: () => ({
       /** string: a counter that moves on every revocation */
       head: k('sessions:{revoked}:head'),
-      /** sharded pub/sub channel: the doorbell, rung with "<head> <new value> <token hash>" */
+      /** sharded pub/sub channel: the doorbell, rung with "<head> <new value> <token hash> <ack channel>" */
       bell: k('sessions:{revoked}:bell'),
+      /** sharded pub/sub channel of one process: every process that heard a revocation confirms it here with "<value>" */
+      ack: (processId: string) => k(`sessions:{revoked}:ack:${processId}`),
     }),
     /** string "1" while maintenance mode is on */
     maintenance: () => k('ops:{config}:maintenance'),

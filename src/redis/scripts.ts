@@ -20,7 +20,7 @@ declare module 'ioredis' {
     chatState(meta: string, seq: string, members: string, viewer: string): Result<number[], Context>;
     userChats(chats: string, version: string, op: 'add' | 'remove', chatId: string, bell: string): Result<0 | 1, Context>;
     contactsTouch(contacts: string, cap: number, ...names: string[]): Result<number, Context>;
-    doorbellRing(head: string, bell: string, data: string): Result<number, Context>;
+    doorbellRing(head: string, bell: string, data: string): Result<[number, number], Context>;
     notify(inbox: string, inboxSeq: string, kind: string, text: string, data: string, cap: number, bell: string): Result<number, Context>;
     lockAcquire(owner: string, fence: string, token: string, leaseMs: number): Result<number, Context>;
     lockRelease(owner: string, token: string, bell: string): Result<0 | 1, Context>;

@@ -27,7 +27,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   redis: RedisClient,
-  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'adminUsers' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
+  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'sessionCheckMs' | 'adminUsers' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
   log: Logger,
   /** The clock of counters, statistics and logs (tests move it). */
   now: () => number = Date.now,
@@ -35,7 +35,7 @@ export function createServices(
   const keys = createKeys(config.keyPrefix);
   const subscriber = createSubscriber(redis, log);
   const poller = new MailboxPoller(redis, subscriber, config.poll, log);
-  const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller);
+  const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller, config.sessionCheckMs, log);
   const users = new UserService(redis, keys, sessions);
   const contacts = new ContactService(redis, keys);
   const notifications = new NotificationService(redis, keys);
@@ -69,6 +69,7 @@ export function createServices(
     /** Flushes telemetry, stops the poller and closes the doorbell connection (the caller owns `redis`). */
     async close(): Promise<void> {
       await metrics.stop();
+      sessions.stop();
       await poller.stop();
       await closeRedisClient(subscriber);
     },

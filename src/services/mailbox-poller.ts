@@ -37,6 +37,8 @@ export interface PollerOptions {
 export class MailboxPoller {
   private readonly watched = new Map<string, Watched>();
   private readonly channels = new Map<string, number>();
+  /** Handlers of channels listened to as such (`listen`), by channel. */
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly rung = new Set<string>();
   /** Keys whose doorbell rang since the last full tick began: their moves were announced. */
   private readonly announced = new Set<string>();
@@ -57,7 +59,8 @@ export class MailboxPoller {
   ) {
     this.interval = options.intervalMs;
     subscriber.on('close', () => this.doorbellConnection++);
-    subscriber.on('smessage', (_channel: string, message: string) => {
+    subscriber.on('smessage', (channel: string, message: string) => {
+      for (const handler of this.handlers.get(channel) ?? []) handler(message);
       // "<key>", "<key> <value>" or "<key> <value> <data>" (data may hold spaces)
       const first = message.indexOf(' ');
       const key = first < 0 ? message : message.slice(0, first);
@@ -91,6 +94,21 @@ export class MailboxPoller {
         this.watched.delete(key);
         this.unsubscribe(entry.channel);
       }
+    };
+  }
+
+  /** Calls `handler` with every message published on `channel`; returns the function that stops listening. */
+  listen(channel: string, handler: (message: string) => void): () => void {
+    const handlers = this.handlers.get(channel) ?? new Set();
+    this.handlers.set(channel, handlers.add(handler));
+    this.subscribe(channel);
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      handlers.delete(handler);
+      if (handlers.size === 0) this.handlers.delete(channel);
+      this.unsubscribe(channel);
     };
   }
 

@@ -114,6 +114,56 @@ export function wsClient(url: string, token?: string, options: Partial<Parameter
   });
 }
 
+/** A subscription over graphql-yoga's SSE (a POST answered with text/event-stream), recording each result. */
+export interface SseSubscription {
+  results: Omit<GraphQLResponse, 'status'>[];
+  /** Whether the server ended the stream. */
+  ended: boolean;
+  /** Resolves once `check()` holds; rejects after the deadline. */
+  until(check: () => boolean, timeoutMs?: number): Promise<void>;
+  cancel(): Promise<void>;
+}
+
+export async function sseSubscribe(url: string, query: string, variables?: Record<string, unknown>, token?: string): Promise<SseSubscription> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const sub: SseSubscription = {
+    results: [],
+    ended: false,
+    async until(check, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!check()) {
+        if (Date.now() > deadline) throw new Error(`SSE: timed out with ${JSON.stringify(sub.results)} (ended: ${sub.ended})`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    cancel: () => reader.cancel().catch(() => undefined),
+  };
+  void (async () => {
+    let buffer = '';
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        buffer += decoder.decode(chunk.value, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(event)?.[1];
+          if (/^event: next$/m.test(event) && data) sub.results.push(JSON.parse(data) as Omit<GraphQLResponse, 'status'>);
+        }
+      }
+    } catch {
+      // cancelled
+    }
+    sub.ended = true;
+  })();
+  return sub;
+}
+
 /** Runs one query or mutation over a graphql-ws client and resolves with its single result. */
 export function wsRequest<T = Record<string, unknown>>(
   client: Client,
