@@ -40,7 +40,7 @@ import vm from 'node:vm';
 import { Redis } from 'ioredis';
 import { createKeys } from '../src/redis/keys.js';
 import { parseAddress, parseBounds } from '../src/services/ip.js';
-import { HOST, ROOT, cpuSeconds, freePort, httpOk, median, positiveInt, progress, runBench, signUpBenchUser, start, startRedis, stop, waitFor } from './support/processes.js';
+import { HOST, ROOT, cpuSeconds, freePort, httpOk, median, positiveInt, progress, runBench, signUpBenchUser, spawnGateway, start, startRedis, stop, waitFor } from './support/processes.js';
 
 const LOOKUPS = positiveInt('BENCH_LOOKUPS', 100_000);
 const BATCH = positiveInt('BENCH_BATCH', 1000);
@@ -245,7 +245,7 @@ async function main(): Promise<number> {
   // 3. The gateway.
   const port = await freePort();
   progress(`starting gateway on ${port}`);
-  const gateway = start('gateway', process.execPath, ['--import', 'tsx', 'src/server.ts'], { ...env, HOST, PORT: String(port), WORKER: 'off' });
+  const gateway = spawnGateway('gateway', { ...env, HOST, PORT: String(port), WORKER: 'off' });
   const base = `http://${HOST}:${port}`;
   await waitFor('gateway /readyz', () => httpOk(`${base}/readyz`));
   const { auth } = await signUpBenchUser(base);

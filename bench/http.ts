@@ -1,11 +1,14 @@
 /**
  * HTTP throughput of the gateway against a bare graphql-yoga baseline (`npm run bench:http`).
  *
- * Starts its own redis-server, the gateway and bench/support/bare-yoga.ts as child processes on free loopback
+ * Starts its own redis-server, two gateways and bench/support/bare-yoga.ts as child processes on free loopback
  * ports, then runs autocannon (POST /graphql, 50 connections, no pipelining) alternately against
- *   (a) the gateway, `{ me { id } }` with a bearer token (resolved through the process's session cache), and
- *   (b) the bare yoga, `{ __typename }`,
- * in ABBA order for BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS seconds (default 5), after a discarded 1 s warm-up of each.
+ *   (a) the gateway with rate limits off, `{ me { id } }` with a bearer token (resolved through the process's
+ *       session cache),
+ *   (b) the same on a gateway with the per-operation rate limit on (RATE_LIMIT_PER_MINUTE high enough never to
+ *       refuse, so every request takes quota as it would under the default limit: from batches of 50), and
+ *   (c) the bare yoga, `{ __typename }`,
+ * in ABCCBA order for BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS seconds (default 5), after a discarded 1 s warm-up of each.
  * Alternating rounds and taking medians tames the drift of a shared, noisy machine. Every response must be a 200
  * with the expected body (autocannon's expectBody); any non-2xx, error, timeout or mismatch exits 1, so a broken
  * gateway cannot post a good number. Progress goes to stderr, the result table to stdout.
@@ -22,6 +25,7 @@ import {
   progress,
   runBench,
   signUpBenchUser,
+  spawnGateway,
   start,
   startRedis,
   waitFor,
@@ -34,36 +38,37 @@ const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
 const WARMUP_SECONDS = 1;
 const CONNECTIONS = 50;
 const AIM = 0.7;
+/** `{ me }` with limits on against limits off. */
+const LIMITS_AIM = 0.95;
 
 async function main(): Promise<number> {
   const redisServer = await startRedis();
-  const [gatewayPort, barePort] = [await freePort(), await freePort()];
+  const [offPort, onPort, barePort] = [await freePort(), await freePort(), await freePort()];
   const env = { NODE_ENV: 'production', HOST };
 
-  progress(`starting gateway on ${gatewayPort} and bare yoga on ${barePort}`);
-  start('gateway', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    ...env,
-    PORT: String(gatewayPort),
-    REDIS_URL: redisServer.url,
-    LOG_LEVEL: 'silent',
-  });
+  progress(`starting gateways on ${offPort} (limits off) and ${onPort} (limits on), bare yoga on ${barePort}`);
+  const gateway = (port: number, limits: Record<string, string>) =>
+    spawnGateway(`gateway :${port}`, { ...env, PORT: String(port), REDIS_URL: redisServer.url, KEY_PREFIX: `bench${port}:`, LOG_LEVEL: 'silent', ...limits });
+  gateway(offPort, {});
+  gateway(onPort, { RATE_LIMIT_PER_MINUTE: '1000000000' });
   start('bare yoga', process.execPath, ['--import', 'tsx', 'bench/support/bare-yoga.ts'], { ...env, PORT: String(barePort) });
-  const gatewayUrl = `http://${HOST}:${gatewayPort}`;
   const bareUrl = `http://${HOST}:${barePort}`;
-  await waitFor('gateway /readyz', () => httpOk(`${gatewayUrl}/readyz`));
   await waitFor('bare yoga /health', () => httpOk(`${bareUrl}/health`));
 
-  const { username, auth } = await signUpBenchUser(gatewayUrl);
-  progress(`signed up ${username}`);
-
   const meQuery = '{ me { id } }';
-  const me = await graphql(`${gatewayUrl}/graphql`, meQuery, auth);
-  const meId = (me.data.me as { id?: string } | null)?.id;
-  if (meId !== username) throw new Error(`sanity check failed: { me { id } } gave ${me.text}, expected id "${username}"`);
+  const meTarget = async (name: string, port: number): Promise<LoadTarget> => {
+    const url = `http://${HOST}:${port}`;
+    await waitFor(`${name} /readyz`, () => httpOk(`${url}/readyz`));
+    const { username, auth } = await signUpBenchUser(url);
+    const me = await graphql(`${url}/graphql`, meQuery, auth);
+    const meId = (me.data.me as { id?: string } | null)?.id;
+    if (meId !== username) throw new Error(`sanity check failed: { me { id } } gave ${me.text}, expected id "${username}"`);
+    return { name, url: `${url}/graphql`, headers: auth, body: JSON.stringify({ query: meQuery }), expectBody: me.text };
+  };
   const bare = await graphql(`${bareUrl}/graphql`, '{ __typename }');
-
   const targets: LoadTarget[] = [
-    { name: 'gateway { me { id } }', url: `${gatewayUrl}/graphql`, headers: auth, body: JSON.stringify({ query: meQuery }), expectBody: me.text },
+    await meTarget('gateway { me { id } }, limits off', offPort),
+    await meTarget('gateway { me { id } }, limits on', onPort),
     { name: 'bare yoga { __typename }', url: `${bareUrl}/graphql`, headers: {}, body: JSON.stringify({ query: '{ __typename }' }), expectBody: bare.text },
   ];
 
@@ -85,11 +90,15 @@ async function main(): Promise<number> {
       bad: ss.reduce((acc, s) => acc + badCount(s), 0),
     };
   });
-  const [gw, base] = rows as [(typeof rows)[0], (typeof rows)[0]];
-  const ratio = gw['median req/s'] / base['median req/s'];
-  console.log(`\n${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections, pipelining 1, targets alternating ABBA`);
+  const [off, on, base] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
+  const ratio = off['median req/s'] / base['median req/s'];
+  const limitsRatio = on['median req/s'] / off['median req/s'];
+  console.log(`\n${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections, pipelining 1, targets alternating ABCCBA`);
   console.table(rows);
-  console.log(`ratio median(gateway)/median(baseline) = ${ratio.toFixed(3)}  (aim >= ${AIM}: ${ratio >= AIM ? 'met' : 'NOT met'})`);
+  console.log(`ratio median(gateway, limits off)/median(baseline) = ${ratio.toFixed(3)}  (aim >= ${AIM}: ${ratio >= AIM ? 'met' : 'NOT met'})`);
+  console.log(
+    `ratio median(limits on)/median(limits off) = ${limitsRatio.toFixed(3)}  (aim >= ${LIMITS_AIM}: ${limitsRatio >= LIMITS_AIM ? 'met' : 'NOT met'})`,
+  );
 
   const failed = rows.filter((r) => r.bad > 0);
   if (failed.length > 0) {

@@ -32,7 +32,7 @@ import {
   runBench,
   signUpBenchUser,
   sleep,
-  start,
+  spawnGateway,
   startRedis,
   waitFor,
   type LoadSample,
@@ -61,7 +61,7 @@ interface Gateway {
 async function startGateway(metrics: 'on' | 'off', redisUrl: string): Promise<Gateway> {
   const port = await freePort();
   progress(`starting gateway METRICS=${metrics} on ${port}`);
-  const child = start(`gateway METRICS=${metrics}`, process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawnGateway(`gateway METRICS=${metrics}`, {
     NODE_ENV: 'production',
     HOST,
     PORT: String(port),

@@ -74,6 +74,7 @@ import {
   progress,
   runBench,
   sleep,
+  spawnGateway,
   start,
   startRedis,
   stop,
@@ -794,7 +795,7 @@ async function main(): Promise<number> {
   const [gatewayPort, pushPort] = [await freePort(), await freePort()];
   const maxPerConnection = Math.max(1000, IDLE_SUBSCRIBERS / IDLE_CONNECTIONS, live.perConnection);
   progress(`starting gateway on ${gatewayPort} and push baseline on ${pushPort}`);
-  const gatewayChild = start('gateway', process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const gatewayChild = spawnGateway('gateway', {
     NODE_ENV: 'production',
     HOST,
     PORT: String(gatewayPort),

@@ -20,6 +20,7 @@ import type { LogForward, Logger } from './logger.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
+import { useOperationLimits } from './plugins/limits.js';
 import { useOperationMetrics } from './plugins/metrics.js';
 import { useSessionRevocation } from './plugins/revocation.js';
 import { isReady, type RedisClient } from './redis/clients.js';
@@ -135,7 +136,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
-    context: async ({ request, requestId, log: requestLog, authorization }): Promise<Context> => {
+    context: async ({ req, request, requestId, log: requestLog, authorization }): Promise<Context> => {
       const token = bearerToken(authorization ?? request.headers.get('authorization'));
       const viewer = await resolveViewer(services, token).catch((err: unknown) => {
         tagRequestId(err, requestId);
@@ -147,6 +148,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
         services,
         log: requestLog,
         requestId,
+        address: req.socket.remoteAddress ?? 'unknown',
         loaders: createLoaders(services, viewer),
       };
     },
@@ -167,6 +169,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
       useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),
+      ...(services.limits.limitsOperations ? [useOperationLimits(services.limits)] : []),
       useErrorRequestIds(),
     ],
   });

@@ -31,6 +31,10 @@ const EnvSchema = z.object({
   SESSION_TTL: intFrom(60, 365 * 24 * 3600).default(7 * 24 * 3600),
   ADMIN_USERS: list,
 
+  SIGNIN_FAILURES_PER_MINUTE: intFrom(0, 1_000_000).default(10),
+  SIGNUPS_PER_MINUTE: intFrom(0, 1_000_000).default(30),
+  RATE_LIMIT_PER_MINUTE: intFrom(0, 1_000_000_000).default(6000),
+
   MAX_REQUEST_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
   MAX_QUERY_DEPTH: intFrom(1, 100).default(12),
   MAX_QUERY_COST: intFrom(1, 1_000_000).default(5000),
@@ -87,6 +91,8 @@ export interface Config {
   sessionCheckMs: number;
   /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
   adminUsers: ReadonlySet<string>;
+  /** Rate limits per minute, across every process; 0 = none (src/services/limits.ts). */
+  rateLimits: { signInFailures: number; signUps: number; operations: number };
   limits: {
     requestBytes: number;
     depth: number;
@@ -201,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlSeconds: e.SESSION_TTL,
     sessionCheckMs: e.SESSION_CHECK_MS,
     adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),
+    rateLimits: { signInFailures: e.SIGNIN_FAILURES_PER_MINUTE, signUps: e.SIGNUPS_PER_MINUTE, operations: e.RATE_LIMIT_PER_MINUTE },
     limits: {
       requestBytes: e.MAX_REQUEST_BYTES,
       depth: e.MAX_QUERY_DEPTH,

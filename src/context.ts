@@ -19,6 +19,8 @@ export interface Context {
   services: Services;
   log: Logger;
   requestId: string;
+  /** The client's address (the HTTP connection's, or the WebSocket's): what limits anonymous callers. */
+  address: string;
   loaders: Loaders;
   /**
    * WebSocket operations only: resolves once the client has received everything sent to it so far (a ping

@@ -15,6 +15,11 @@ export function graphQLError(code: ErrorCode, message: string): GraphQLError {
   return createGraphQLError(message, { extensions: { code } });
 }
 
+/** An expected failure as a GraphQL error, with its code and details (`retryAfter`, `argument`). */
+export function fromAppError(error: AppError): GraphQLError {
+  return createGraphQLError(error.message, { extensions: error.extensions });
+}
+
 /** The codes of API.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
 const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR']);
 
@@ -30,7 +35,7 @@ function isGraphQLError(value: unknown): value is GraphQLError {
 
 /** yoga's error masking. Returning the same error means "expected"; yoga logs every error it gets back changed. */
 export function maskError(error: unknown, message: string): Error {
-  if (AppError.is(error)) return createGraphQLError(error.message, { extensions: error.extensions });
+  if (AppError.is(error)) return fromAppError(error);
   if (!isGraphQLError(error)) return createGraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   const original = error.originalError;
   if (AppError.is(original)) return error; // already carries the AppError's extensions

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { LIMITS_OFF } from '../../test/support/limits.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const HOST = '127.0.0.1';
@@ -60,6 +61,11 @@ export function start(name: string, command: string, args: string[], env: Record
   const child = { name, proc, exited, output: () => tail };
   children.push(child);
   return child;
+}
+
+/** The gateway (`npm start`) as a child process, limits off. */
+export function spawnGateway(name: string, env: Record<string, string>): Child {
+  return start(name, process.execPath, ['--import', 'tsx', 'src/server.ts'], { ...LIMITS_OFF, ...env });
 }
 
 export const hasExited = (c: Child) => c.proc.exitCode !== null || c.proc.signalCode !== null || c.proc.pid === undefined;

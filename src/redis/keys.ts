@@ -25,6 +25,11 @@ export function createKeys(prefix: string) {
       /** sharded pub/sub channel of one process: every process that heard a revocation confirms it here with "<value>" */
       ack: (processId: string) => k(`sessions:{revoked}:ack:${processId}`),
     }),
+    /**
+     * strings with a minute's expiry, one per limited thing, under this prefix (rate-limiter-flexible adds
+     * ":<key>"): the `signin` (address|username), `signup` (address) and `ops` (user:… or addr:…) limits
+     */
+    rateLimit: (limit: string) => k(`limits:${limit}`),
     /** string "1" while maintenance mode is on */
     maintenance: () => k('ops:{config}:maintenance'),
     /** string: JSON configuration of one component (the book's config:<type>:<component>) */

@@ -9,10 +9,10 @@ export const users = (_root: unknown, args: { prefix: string; first?: number | n
   ctx.services.users.search(args.prefix, args.first ?? 10);
 
 export const signUp = (_root: unknown, args: { username: string; password: string }, ctx: Context): Promise<Authenticated> =>
-  ctx.services.users.signUp(args.username, args.password);
+  ctx.services.users.signUp(args.username, args.password, ctx.address);
 
 export const signIn = (_root: unknown, args: { username: string; password: string }, ctx: Context): Promise<Authenticated> =>
-  ctx.services.users.signIn(args.username, args.password);
+  ctx.services.users.signIn(args.username, args.password, ctx.address);
 
 export const signOut = async (_root: unknown, _args: unknown, ctx: Context): Promise<boolean> =>
   ctx.token ? ctx.services.sessions.revoke(ctx.token) : false;

@@ -10,6 +10,7 @@ import { ContactService } from './contacts.js';
 import { CounterService } from './counters.js';
 import { FeedService } from './feeds.js';
 import { GeoService } from './geo.js';
+import { RateLimits } from './limits.js';
 import { LockService } from './locks.js';
 import { LogService } from './logs.js';
 import { MailboxPoller } from './mailbox-poller.js';
@@ -27,7 +28,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   redis: RedisClient,
-  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'sessionCheckMs' | 'adminUsers' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
+  config: Pick<Config, 'keyPrefix' | 'sessionTtlSeconds' | 'sessionCheckMs' | 'adminUsers' | 'rateLimits' | 'chats' | 'poll' | 'queues' | 'metrics' | 'accessLogs'>,
   log: Logger,
   /** The clock of counters, statistics and logs (tests move it). */
   now: () => number = Date.now,
@@ -36,7 +37,8 @@ export function createServices(
   const subscriber = createSubscriber(redis, log);
   const poller = new MailboxPoller(redis, subscriber, config.poll, log);
   const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller, config.sessionCheckMs, log);
-  const users = new UserService(redis, keys, sessions);
+  const limits = new RateLimits(redis, keys, config.rateLimits, log);
+  const users = new UserService(redis, keys, sessions, limits);
   const contacts = new ContactService(redis, keys);
   const notifications = new NotificationService(redis, keys);
   const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
@@ -49,6 +51,7 @@ export function createServices(
   return {
     sessions,
     users,
+    limits,
     admins: new AdminService(redis, keys, config.adminUsers),
     operations: new OperationsService(redis, keys),
     contacts,

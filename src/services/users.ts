@@ -11,6 +11,7 @@ import type { Keys } from '../redis/keys.js';
 import { badInput, conflict, unauthenticated } from '../errors.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 import { checkPage } from './paging.js';
+import type { RateLimits } from './limits.js';
 import type { SessionService } from './sessions.js';
 
 export interface User {
@@ -47,9 +48,12 @@ export class UserService {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly sessions: SessionService,
+    private readonly limits: RateLimits,
   ) {}
 
-  async signUp(rawUsername: string, password: string): Promise<Authenticated> {
+  /** Signs up from the client `address` (sign-ups per address are limited). */
+  async signUp(rawUsername: string, password: string, address: string): Promise<Authenticated> {
+    await this.limits.signUp(address);
     const username = normalizeUsername(rawUsername);
     if (username.startsWith(SYSTEM_PREFIX)) throw badInput('username', `names starting with "${SYSTEM_PREFIX}" are reserved`);
     checkPassword(password);
@@ -65,13 +69,16 @@ export class UserService {
     await this.redis.userCreate(this.keys.userProfile(username), username, '!', Date.now());
   }
 
-  async signIn(rawUsername: string, password: string): Promise<Authenticated> {
+  /** Signs in from the client `address` (failed sign-ins per address and username are limited). */
+  async signIn(rawUsername: string, password: string, address: string): Promise<Authenticated> {
     const username = rawUsername.trim().toLowerCase();
-    const stored = USERNAME_PATTERN.test(username)
-      ? await this.redis.hget(this.keys.userProfile(username), 'passwordHash')
-      : null;
+    const wellFormed = USERNAME_PATTERN.test(username);
+    // Names no user can have share one count: they cannot be guessed right, but each costs a password hash.
+    const succeeded = await this.limits.signInAttempt(address, wellFormed ? username : '?');
+    const stored = wellFormed ? await this.redis.hget(this.keys.userProfile(username), 'passwordHash') : null;
     const ok = password.length <= PASSWORD_MAX && (await verifyPassword(password, stored ?? (await decoyHash)));
     if (!stored || !ok) throw unauthenticated('wrong username or password');
+    await succeeded();
     const [token] = await Promise.all([
       this.sessions.create(username),
       this.redis.zadd(this.keys.userDirectory(), 0, username), // repairs a sign-up cut short (see above)

@@ -11,6 +11,7 @@ import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
+import { LIMITS_OFF } from './limits.js';
 import type { TestRedis } from './redis-servers.js';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
@@ -47,6 +48,7 @@ export async function startTestApp(env: Record<string, string> = {}, log?: Logge
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ADMIN_USERS: 'admin',
     NODE_ENV: 'test',
+    ...LIMITS_OFF,
     ...env,
   });
   if (config.redis.kind === 'embedded') throw new Error('test apps use the test Redis');

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { LIMITS_OFF } from './limits.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -40,7 +41,7 @@ export function runEntry(entry: string, args: string[], env: Record<string, stri
 function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...LIMITS_OFF, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
