@@ -174,7 +174,15 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     ],
   });
 
-  const server = createServer((req, res) => {
+  // A request (headers and body) must arrive within REQUEST_TIMEOUT_MS, checked every second at most: a client that
+  // trickles bytes gets 408 instead of holding a socket for Node's default five minutes.
+  const requestTimeout = config.limits.requestTimeoutMs;
+  const serverOptions = {
+    requestTimeout,
+    headersTimeout: Math.min(requestTimeout, 60_000),
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(requestTimeout / 4)),
+  };
+  const server = createServer(serverOptions, (req, res) => {
     const header = req.headers['x-request-id'];
     const requestId = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
     const started = performance.now();
@@ -187,6 +195,8 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
     );
     void yoga(req, res, { req, res, requestId, log: log.child({ requestId }) });
   });
+
+  server.maxConnections = config.limits.connections;
 
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
   type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string; confirmReceipt?: () => Promise<void> };

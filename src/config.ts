@@ -36,6 +36,8 @@ const EnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: intFrom(0, 1_000_000_000).default(6000),
 
   MAX_REQUEST_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
+  REQUEST_TIMEOUT_MS: intFrom(1000, 3_600_000).default(30_000),
+  MAX_CONNECTIONS: intFrom(1, 10_000_000).default(10_000),
   MAX_QUERY_DEPTH: intFrom(1, 100).default(12),
   MAX_QUERY_COST: intFrom(1, 1_000_000).default(5000),
   MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
@@ -95,6 +97,10 @@ export interface Config {
   rateLimits: { signInFailures: number; signUps: number; operations: number };
   limits: {
     requestBytes: number;
+    /** How long a client may take to send a whole request (headers and body); then 408 and the connection closes. */
+    requestTimeoutMs: number;
+    /** Open connections (HTTP and WebSocket) at most; past it, new ones are closed at once. */
+    connections: number;
     depth: number;
     cost: number;
     aliases: number;
@@ -210,6 +216,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: { signInFailures: e.SIGNIN_FAILURES_PER_MINUTE, signUps: e.SIGNUPS_PER_MINUTE, operations: e.RATE_LIMIT_PER_MINUTE },
     limits: {
       requestBytes: e.MAX_REQUEST_BYTES,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      connections: e.MAX_CONNECTIONS,
       depth: e.MAX_QUERY_DEPTH,
       cost: e.MAX_QUERY_COST,
       aliases: e.MAX_QUERY_ALIASES,
