@@ -56,8 +56,8 @@ describe('MAX_CONNECTIONS', () => {
     await extra.closed;
     expect(extra.received()).toBe('');
 
-    held[0]!.socket.destroy();
-    await held[0]!.closed;
+    held[0].socket.destroy();
+    await held[0].closed;
     const again = await rawSocket(t);
     again.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     await again.closed;
