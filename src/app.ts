@@ -10,11 +10,11 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse as graphqlParse, validate as graphqlValidate } from 'graphql';
 import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from './config.js';
 import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
+import { serveGraphQLOverWebSocket } from './gateway/ws.js';
 import { graphQLError, maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './graphql-errors.js';
 import type { LogForward, Logger } from './logger.js';
 import { useBodyLimits } from './plugins/body-limit.js';
@@ -31,12 +31,6 @@ import { gatewayLogSink } from './services/logs.js';
 export const GRAPHQL_PATH = '/graphql';
 /** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */
 export const CLOSE_FORBIDDEN = 4403;
-/**
- * Close code for a socket whose unsent data passed WS_SEND_BUFFER_BYTES ("Try Again Later"). graphql-ws clients
- * retry it; their subscriptions then resume from the read positions kept in Redis.
- */
-export const CLOSE_SLOW_CONSUMER = 1013;
-const SLOW_CONSUMER_GRACE_MS = 5000;
 
 interface ServerContext {
   req: IncomingMessage;
@@ -206,21 +200,13 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
   const connectionLog = (ctx: WsContext<Record<string, unknown> | undefined, Extra>) =>
     log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });
 
-  const ws = useServer<Record<string, unknown> | undefined, Extra>(
+  const ws = serveGraphQLOverWebSocket<Record<string, unknown> | undefined, Extra>(
     {
       execute: (args) => (args as EnvelopedArgs).rootValue.execute(args) as never,
       onNext: (ctx) => {
-        const { socket } = ctx.extra;
         // Throwing ends this operation (graphql-ws returns its stream), so nothing more is read for a socket
         // that is going away.
-        if (socket.readyState !== socket.OPEN) throw new Error('socket is closing');
-        if (socket.bufferedAmount > config.websocket.sendBufferBytes) {
-          connectionLog(ctx).warn({ buffered: socket.bufferedAmount }, 'websocket closed: client reads too slowly');
-          socket.close(CLOSE_SLOW_CONSUMER, 'Try again later: the client reads too slowly');
-          // The close frame waits behind the unsent data; a client that does not read it is cut off.
-          setTimeout(() => socket.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
-          throw new Error('client reads too slowly');
-        }
+        if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) throw new Error('socket is closing');
       },
       subscribe: (args) => (args as EnvelopedArgs).rootValue.subscribe(args) as never,
       onConnect: async (ctx) => {
@@ -289,6 +275,7 @@ export function buildApp(deps: { config: Config; redis: RedisClient; log: Logger
       },
     },
     wss,
+    { sendTimeoutMs: config.websocket.sendTimeoutMs, log },
   );
 
   return {

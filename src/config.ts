@@ -23,6 +23,7 @@ const EnvSchema = z.object({
   REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort)),
   REDIS_SERVER_BIN: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
+  EMBEDDED_RESTART_MS: intFrom(100, 3_600_000).default(30_000),
   KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.:-]*$/, 'letters, digits and _ . : - only (no braces: they would change hash slots)')
@@ -51,7 +52,7 @@ const EnvSchema = z.object({
   POLL_INTERVAL_MS: intFrom(10, 60_000).default(100),
   POLL_IDLE_MS: intFrom(10, 600_000).default(1000),
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
-  WS_SEND_BUFFER_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
+  WS_SEND_TIMEOUT_MS: intFrom(100, 600_000).default(10_000),
   SESSION_CHECK_MS: intFrom(100, 3_600_000).default(15_000),
 
   WORKER: z.enum(['on', 'off']).default('on'),
@@ -73,10 +74,22 @@ const EnvSchema = z.object({
   LOGS_HELD_MAX_BYTES: intFrom(1024, 16 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
 });
 
+/** Variables of earlier versions, and what replaced them: set, they stop the start rather than be ignored. */
+const RENAMED: Record<string, string> = {
+  WS_SESSION_CHECK_MS: 'use SESSION_CHECK_MS (it covers SSE subscriptions too)',
+  WS_SEND_BUFFER_BYTES: 'use WS_SEND_TIMEOUT_MS (a socket is slow when a send does not complete in time)',
+};
+
 export type RedisTarget =
   | { kind: 'url'; url: string }
   | { kind: 'cluster'; nodes: { host: string; port: number }[] }
-  | { kind: 'embedded'; dataDir: string; serverBin: string | undefined };
+  | {
+      kind: 'embedded';
+      dataDir: string;
+      serverBin: string | undefined;
+      /** How long a crashed embedded server may take to come back; then the gateway exits non-zero. */
+      restartMs: number;
+    };
 
 export interface Config {
   env: 'development' | 'production' | 'test';
@@ -119,8 +132,8 @@ export interface Config {
   poll: { intervalMs: number; idleMs: number };
   websocket: {
     maxSubscriptions: number;
-    /** Past this many bytes queued for a slow socket, it is closed with CLOSE_SLOW_CONSUMER. */
-    sendBufferBytes: number;
+    /** A socket with a send not completed for this long (a client that stopped reading) is closed with 1013. */
+    sendTimeoutMs: number;
   };
   /** Whether `npm start` runs a task worker in the gateway process (`npm run worker` always does). */
   worker: boolean;
@@ -169,8 +182,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid environment: ${problems}`);
   }
   const e = parsed.data;
-  if (env.WS_SESSION_CHECK_MS !== undefined) {
-    throw new ConfigError('invalid environment: WS_SESSION_CHECK_MS is now SESSION_CHECK_MS (it covers SSE subscriptions too)');
+  for (const [old, now] of Object.entries(RENAMED)) {
+    if (env[old] !== undefined) throw new ConfigError(`invalid environment: ${old} is gone; ${now}`);
   }
   if (e.NODE_ENV === 'production' && e.ADMIN_USERS.length > 0) {
     throw new ConfigError(
@@ -202,7 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
           }),
         }
-      : { kind: 'embedded', dataDir: path.resolve(e.DATA_DIR), serverBin: e.REDIS_SERVER_BIN };
+      : { kind: 'embedded', dataDir: path.resolve(e.DATA_DIR), serverBin: e.REDIS_SERVER_BIN, restartMs: e.EMBEDDED_RESTART_MS };
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -233,7 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poll: { intervalMs: e.POLL_INTERVAL_MS, idleMs: e.POLL_IDLE_MS },
     websocket: {
       maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS,
-      sendBufferBytes: e.WS_SEND_BUFFER_BYTES,
+      sendTimeoutMs: e.WS_SEND_TIMEOUT_MS,
     },
     worker: e.WORKER === 'on',
     queues: {

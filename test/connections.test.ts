@@ -4,14 +4,18 @@
  * is closed with 1013 once a send has not completed for WS_SEND_TIMEOUT_MS.
  */
 import { connect, type Socket } from 'node:net';
+import { pino, type Logger } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.js';
+import WebSocket from 'ws';
+import { CLOSE_SLOW_CONSUMER } from '../src/gateway/ws.js';
+import { eventually, startTestApp, type TestApp } from './support/app.js';
+import { SEND, createChat } from './support/chats.js';
 
 const apps: TestApp[] = [];
 afterAll(async () => Promise.all(apps.map((a) => a.close())));
 
-async function app(env: Record<string, string>): Promise<TestApp> {
-  const t = await startTestApp(env);
+async function app(env: Record<string, string>, log?: Logger): Promise<TestApp> {
+  const t = await startTestApp(env, log);
   apps.push(t);
   return t;
 }
@@ -63,5 +67,35 @@ describe('MAX_CONNECTIONS', () => {
     await again.closed;
     expect(again.received()).toMatch(/^HTTP\/1\.1 200 /);
     for (const h of held) h.socket.destroy();
+  });
+});
+
+describe('a WebSocket client that stops reading', () => {
+  it(`is closed with ${CLOSE_SLOW_CONSUMER} once a send has waited WS_SEND_TIMEOUT_MS, and gets the close frame when it reads again`, async () => {
+    const lines: { msg?: string }[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) });
+    const t = await app({ WS_SEND_TIMEOUT_MS: '1000', MAX_MESSAGE_LENGTH: '100000' }, log);
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, []);
+    // 12 MB waiting: more than the kernel's buffers of both ends hold.
+    const big = 'x'.repeat(100_000);
+    for (let i = 0; i < 12; i++) await Promise.all(Array.from({ length: 10 }, () => t.gql(SEND, { c: chatId, t: big }, ann.token)));
+
+    const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
+    let received = 0;
+    socket.on('message', () => received++);
+    const closed = new Promise<number>((resolve) => socket.on('close', (c) => resolve(c)));
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${ann.token}` } }));
+    await new Promise((resolve) => socket.once('message', resolve)); // connection_ack
+    socket.send(JSON.stringify({ id: 'a', type: 'subscribe', payload: { query: 'subscription($c: ID) { messageAdded(chatId: $c) { id text } }', variables: { c: chatId } } }));
+    // The client stops reading; the gateway's send waits once the buffers are full.
+    const raw = (socket as unknown as { _socket: Socket })._socket;
+    raw.pause();
+    const decided = await eventually(() => Promise.resolve(lines.some((l) => l.msg === 'websocket closed: the client reads too slowly')), 10_000);
+    expect(decided).toBe(true);
+    raw.resume();
+    expect(await closed).toBe(CLOSE_SLOW_CONSUMER);
+    expect(received).toBeGreaterThan(1); // what was sent before the close frame arrives first
   });
 });
