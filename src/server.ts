@@ -19,7 +19,15 @@ async function main(): Promise<void> {
   let embedded: EmbeddedRedis | undefined;
   let endpoint: RedisEndpoint;
   if (config.redis.kind === 'embedded') {
-    embedded = await startEmbeddedRedis({ dataDir: config.redis.dataDir, serverBin: config.redis.serverBin, log });
+    embedded = await startEmbeddedRedis({
+      ...config.redis,
+      log,
+      // A supervisor (systemd, Kubernetes) restarts the whole gateway, Redis with it.
+      onGiveUp: (reason) => {
+        log.fatal(reason);
+        process.exit(1);
+      },
+    });
     endpoint = { kind: 'socket', path: embedded.socketPath };
   } else {
     endpoint = config.redis;

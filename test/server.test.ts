@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix, wsRequest } from './support/app.js';
+import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix, wsClient, wsRequest } from './support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from './support/chats.js';
 import { spawnGateway, startGateway, stopGateway } from './support/gateway-process.js';
 import { freePort, startRedisProcess } from './support/redis-servers.js';
@@ -208,6 +208,57 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
     expect(redisServersOn(dataDir)).toHaveLength(1);
 
     expect((await stopGateway(second)).code).toBe(0);
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it('restarts a redis-server that was killed, on its AOF: acknowledged writes survive, operations and subscriptions resume', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway(embeddedEnv(dataDir));
+    try {
+      const name = uniqueName('crash');
+      const signUp = await postGraphQL<{ signUp: { token: string } }>(gateway.url, SIGN_UP, { u: name });
+      const token = signUp.data!.signUp.token;
+      const chatId = (await postGraphQL<{ createChat: { id: string } }>(gateway.url, 'mutation { createChat(members: [], message: "before") { id } }', {}, token)).data!
+        .createChat.id;
+      const client = wsClient(gateway.url.replace('http', 'ws'), token, { retryAttempts: 20, retryWait: () => new Promise((r) => setTimeout(r, 200)) });
+      const live = record(client, MESSAGE_ADDED, { c: chatId });
+      await live.until((items) => items.length === 1);
+
+      const [pid] = redisServersOn(dataDir);
+      const killed = Date.now();
+      process.kill(pid!, 'SIGKILL');
+      const base = gateway.url.replace('/graphql', '');
+      expect(await eventually(async () => (await fetch(`${base}/readyz`)).status === 200, 20_000, 20)).toBe(true);
+      console.log(`embedded redis-server killed with SIGKILL: /readyz 200 again after ${Date.now() - killed} ms`);
+      expect(redisServersOn(dataDir)).toHaveLength(1);
+      expect(redisServersOn(dataDir)[0]).not.toBe(pid);
+      expect(gateway.output()).toMatch(/"msg":"embedded redis-server died; restarting it"/);
+      expect(gateway.output()).toMatch(/"msg":"embedded redis-server restarted"/);
+
+      // The user, the session and the chat were acknowledged before the kill: all there.
+      expect((await postGraphQL(gateway.url, '{ me { username } }', {}, token)).data).toEqual({ me: { username: name } });
+      expect(await eventually(async () => (await postGraphQL(gateway.url, 'mutation($c: ID!) { sendMessage(chatId: $c, text: "after") { id } }', { c: chatId }, token)).errors === undefined, 10_000)).toBe(true);
+      await live.until((items) => items.some((m) => m.text === 'after'), 20_000);
+      expect(live.items.map((m) => m.text)).toEqual(expect.arrayContaining(['before', 'after']));
+      await client.dispose();
+    } finally {
+      expect((await stopGateway(gateway)).code).toBe(0);
+    }
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it('exits non-zero when the killed redis-server cannot be restarted within EMBEDDED_RESTART_MS', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway({ ...embeddedEnv(dataDir), EMBEDDED_RESTART_MS: '2000' });
+    expect((await postGraphQL(gateway.url, SIGN_UP, { u: uniqueName('gone') })).errors).toBeUndefined();
+    // An append-only file that no longer parses: every restart fails while loading it.
+    const aofDir = path.join(dataDir, 'appendonlydir');
+    const incr = readdirSync(aofDir).find((f) => f.endsWith('.incr.aof'))!;
+    appendFileSync(path.join(aofDir, incr), 'not a command\r\n');
+    process.kill(redisServersOn(dataDir)[0]!, 'SIGKILL');
+    const { code } = await gateway.exited;
+    expect(code).toBe(1);
+    expect(gateway.output()).toMatch(/could not be restarted within 2000 ms/);
     expect(redisServersOn(dataDir)).toEqual([]);
   });
 

@@ -2,7 +2,7 @@
  * The embedded default: a `redis-server` child process on a private unix socket, persisting under DATA_DIR
  * with AOF (appendfsync everysec) and RDB snapshots, as chapter 4 of the book recommends.
  *
- * One data directory never gets two servers. `gateway.pid` names the gateway that owns the directory and
+ * A server that dies is started again (startEmbeddedRedis). One data directory never gets two servers. `gateway.pid` names the gateway that owns the directory and
  * `redis.pid` (written by Redis) the server. On start: a live owner gateway → refuse; a server left behind
  * by a gateway that died (SIGKILL) → stop it (SIGTERM makes it persist and exit) and start our own.
  */
@@ -135,7 +135,24 @@ async function stopLeftover(dataDir: string, log: Logger): Promise<void> {
   }
 }
 
-export async function startEmbeddedRedis(opts: { dataDir: string; serverBin?: string | undefined; log: Logger }): Promise<EmbeddedRedis> {
+export interface EmbeddedOptions {
+  dataDir: string;
+  serverBin?: string | undefined;
+  log: Logger;
+  /** How long a crashed server may take to come back before `onGiveUp`. */
+  restartMs: number;
+  /** Called once when the server could not be restarted in time (the gateway then exits non-zero). */
+  onGiveUp: (reason: string) => void;
+}
+
+/** How long one start may take to open its socket (an AOF being loaded counts as started). */
+const START_MS = 15_000;
+
+/**
+ * Starts the embedded server and supervises it: if it dies (the OOM killer, kill -9), it is started again on the same
+ * data directory (its AOF), with backoff, until it answers or `restartMs` has passed.
+ */
+export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<EmbeddedRedis> {
   const { dataDir, log } = opts;
   const bin = findOnPath(opts.serverBin ?? 'redis-server');
   if (!bin) throw new ConfigError(INSTALL_HINT);
@@ -144,7 +161,6 @@ export async function startEmbeddedRedis(opts: { dataDir: string; serverBin?: st
   writeFileSync(path.join(dataDir, 'gateway.pid'), String(process.pid));
 
   const socketPath = socketPathFor(dataDir);
-  rmSync(socketPath, { force: true });
   const args = [
     '--port', '0',
     '--unixsocket', socketPath,
@@ -157,34 +173,64 @@ export async function startEmbeddedRedis(opts: { dataDir: string; serverBin?: st
     '--appendfsync', 'everysec',
     '--save', '900 1 300 10 60 10000',
   ];
-  const child: ChildProcess = spawn(bin, args, { stdio: 'ignore' });
-  let exited = false;
-  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  let stopping = false;
+  let current: { child: ChildProcess; exited: Promise<void>; done: () => boolean };
   // If this process dies without running stop() (an uncaught exception), do not leave the server behind.
-  const onExit = () => child.kill('SIGTERM');
+  const onExit = () => current.child.kill('SIGTERM');
   process.once('exit', onExit);
 
-  const deadline = Date.now() + 15_000;
-  while (!(await canConnect(socketPath))) {
-    if (exited) {
-      throw new Error(`redis-server exited during start; see ${path.join(dataDir, 'redis.log')}`);
+  /** Spawns a server and waits until its socket accepts connections; throws when it exits or takes too long. */
+  async function spawnServer(): Promise<void> {
+    rmSync(socketPath, { force: true });
+    const child = spawn(bin!, args, { stdio: 'ignore' });
+    let exited = false;
+    const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+    current = { child, exited: exitedPromise, done: () => exited };
+    const deadline = Date.now() + START_MS;
+    while (!(await canConnect(socketPath))) {
+      if (exited) throw new Error(`redis-server exited during start; see ${path.join(dataDir, 'redis.log')}`);
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`redis-server did not open ${socketPath} within ${START_MS / 1000} s; see ${path.join(dataDir, 'redis.log')}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`redis-server did not open ${socketPath} within 15 s; see ${path.join(dataDir, 'redis.log')}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
+    log.info({ redisPid: child.pid, socketPath, dataDir }, 'embedded redis-server started');
+    void exitedPromise.then(() => {
+      if (!stopping && current.child === child) void restart(child);
+    });
   }
-  log.info({ redisPid: child.pid, socketPath, dataDir }, 'embedded redis-server started');
 
+  /** The server died on its own: start it again with backoff, or give up after `restartMs`. */
+  async function restart(dead: ChildProcess): Promise<void> {
+    const crashed = Date.now();
+    log.error({ redisPid: dead.pid, code: dead.exitCode, signal: dead.signalCode }, 'embedded redis-server died; restarting it');
+    for (let attempt = 1; !stopping; attempt++) {
+      const left = opts.restartMs - (Date.now() - crashed);
+      if (left <= 0) break;
+      await new Promise((r) => setTimeout(r, Math.min(left, 100 * 2 ** Math.min(attempt - 1, 6))));
+      if (stopping) return;
+      try {
+        await spawnServer();
+        log.warn({ attempt, ms: Date.now() - crashed }, 'embedded redis-server restarted');
+        return;
+      } catch (err) {
+        log.error({ err, attempt }, 'embedded redis-server restart failed');
+      }
+    }
+    if (!stopping) opts.onGiveUp(`the embedded redis-server could not be restarted within ${opts.restartMs} ms; see ${path.join(dataDir, 'redis.log')}`);
+  }
+
+  await spawnServer();
   return {
     socketPath,
     async stop() {
+      stopping = true;
       process.off('exit', onExit);
-      if (!exited) {
-        child.kill('SIGTERM'); // Redis persists (RDB save + AOF fsync) and exits on SIGTERM
-        const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
-        await exitedPromise;
+      if (!current.done()) {
+        current.child.kill('SIGTERM'); // Redis persists (RDB save + AOF fsync) and exits on SIGTERM
+        const timer = setTimeout(() => current.child.kill('SIGKILL'), 8000);
+        await current.exited;
         clearTimeout(timer);
       }
       rmSync(path.join(dataDir, 'gateway.pid'), { force: true });
@@ -192,4 +238,3 @@ export async function startEmbeddedRedis(opts: { dataDir: string; serverBin?: st
     },
   };
 }
-
