@@ -21,7 +21,7 @@
  *    wall seconds. Every response must be a 200 without errors and as many results as addresses. Beside it, the
  *    CPU time (/proc) of the gateway and of redis-server per lookup.
  * 4. In-process. The same two CSV files loaded here into sorted arrays (IPv4 starts/ends as numbers, IPv6 as
- *    32-digit hex strings, both through src/services/ip.ts parseBounds, so families and bounds are read exactly as
+ *    32-digit hex strings, both through src/services/geo/ip.ts parseBounds, so families and bounds are read exactly as
  *    the importer reads them); each sampled address goes through parseAddress, then a binary search for the range
  *    with the greatest start at or below it, which counts only if it also ends at or above it. Its load time and
  *    retained memory (heap + array buffers, after a forced GC) are printed too.
@@ -39,7 +39,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Redis } from 'ioredis';
 import { createKeys } from '../src/redis/keys.js';
-import { parseAddress, parseBounds } from '../src/services/ip.js';
+import { parseAddress, parseBounds } from '../src/services/geo/ip.js';
 import { HOST, ROOT, cpuSeconds, freePort, httpOk, median, positiveInt, progress, runBench, signUpBenchUser, spawnGateway, start, startRedis, stop, waitFor } from './support/processes.js';
 
 const LOOKUPS = positiveInt('BENCH_LOOKUPS', 100_000);

@@ -2,8 +2,8 @@
  * What counting and timing every operation costs the gateway in HTTP throughput (`npm run bench:overhead`).
  *
  * Starts its own redis-server and two gateways on it as child processes on free loopback ports, identical but for
- * METRICS: "on" (src/plugins/metrics.ts counts every served operation under its name and times it in memory;
- * src/services/metrics.ts flushes counters and statistics to Redis every METRICS_FLUSH_MS, default 1000) and "off"
+ * METRICS: "on" (src/gateway/plugins/metrics.ts counts every served operation under its name and times it in memory;
+ * src/services/telemetry/metrics.ts flushes counters and statistics to Redis every METRICS_FLUSH_MS, default 1000) and "off"
  * (neither). Both run with NODE_ENV=production, LOG_LEVEL=warn, WORKER=off and a KEY_PREFIX of their own.
  * autocannon (POST /graphql, 50 connections, no pipelining) sends the named operation `query Me { me { id } }` with
  * a bearer token (one Redis GETEX per request) alternately to each, in ABBA order for BENCH_ROUNDS rounds

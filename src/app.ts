@@ -15,18 +15,18 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from './config.js';
 import { bearerToken, createLoaders, resolveViewer, type Context } from './context.js';
 import { serveGraphQLOverWebSocket } from './gateway/ws.js';
-import { graphQLError, maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './graphql-errors.js';
+import { graphQLError, maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './gateway/errors.js';
 import type { LogForward, Logger } from './logger.js';
-import { useBodyLimits } from './plugins/body-limit.js';
-import { useHttpMediaTypes } from './plugins/http-media-types.js';
-import { useMaintenanceMode } from './plugins/maintenance.js';
-import { useOperationLimits } from './plugins/limits.js';
-import { useOperationMetrics } from './plugins/metrics.js';
-import { useSessionRevocation } from './plugins/revocation.js';
+import { useBodyLimits } from './gateway/plugins/body-limit.js';
+import { useHttpMediaTypes } from './gateway/plugins/http-media-types.js';
+import { useMaintenanceMode } from './gateway/plugins/maintenance.js';
+import { useOperationLimits } from './gateway/plugins/limits.js';
+import { useOperationMetrics } from './gateway/plugins/metrics.js';
+import { useSessionRevocation } from './gateway/plugins/revocation.js';
 import { isReady, type RedisClient } from './redis/clients.js';
 import { schema } from './schema/index.js';
 import { createServices, type Services } from './services/index.js';
-import { gatewayLogSink } from './services/logs.js';
+import { gatewayLogSink } from './services/telemetry/logs.js';
 
 export const GRAPHQL_PATH = '/graphql';
 /** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */

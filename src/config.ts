@@ -106,7 +106,7 @@ export interface Config {
   sessionCheckMs: number;
   /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
   adminUsers: ReadonlySet<string>;
-  /** Rate limits per minute, across every process; 0 = none (src/services/limits.ts). */
+  /** Rate limits per minute, across every process; 0 = none (src/services/ops/limits.ts). */
   rateLimits: { signInFailures: number; signUps: number; operations: number };
   limits: {
     requestBytes: number;

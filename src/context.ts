@@ -4,7 +4,7 @@
  */
 import DataLoader from 'dataloader';
 import type { Logger } from './logger.js';
-import type { ChatState } from './services/chats.js';
+import type { ChatState } from './services/chat/chats.js';
 import type { Services } from './services/index.js';
 
 /** Who is asking. Whether they are an admin is asked only where it matters (resolvers/auth.ts requireAdmin). */

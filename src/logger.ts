@@ -1,7 +1,7 @@
 /**
  * Structured logs: one pino logger per process, JSON lines on stdout with ISO timestamps. Each operation,
  * HTTP or WebSocket, logs through a child logger carrying its request id (`ctx.log`), and yoga's line about
- * an error it masked carries the id of the request that raised it (src/graphql-errors.ts). There is no
+ * an error it masked carries the id of the request that raised it (src/gateway/errors.ts). There is no
  * AsyncLocalStorage: on Node 20 it makes every promise of the process pay for async hooks, about a tenth of
  * the gateway's CPU while it delivers messages.
  * Warnings and worse also go to a LogForward, which hands them to the Redis logs (recentLogs, commonLogs)

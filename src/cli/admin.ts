@@ -8,7 +8,7 @@ import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { createKeys } from '../redis/keys.js';
-import { AdminService } from '../services/admins.js';
+import { AdminService } from '../services/users/admins.js';
 
 const USAGE = 'usage: npm run admin -- grant NAME | revoke NAME | list';
 

@@ -1,6 +1,6 @@
 /**
  * `npm run import:cities -- --blocks FILE [--blocks FILE…] [--locations FILE]`: streams city data into the
- * IP-to-city index (layouts: src/services/geo-import.ts) with a progress bar on stderr, then replaces the
+ * IP-to-city index (layouts: src/services/geo/geo-import.ts) with a progress bar on stderr, then replaces the
  * previous data at once. Connects like `npm run worker`: REDIS_URL, REDIS_CLUSTER_NODES, or the embedded Redis of
  * a gateway running on the same DATA_DIR.
  */
@@ -11,7 +11,7 @@ import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { createKeys } from '../redis/keys.js';
-import { CityImport, type ImportProgress } from '../services/geo-import.js';
+import { CityImport, type ImportProgress } from '../services/geo/geo-import.js';
 
 function progressBar(): (p: ImportProgress) => void {
   let last = 0;

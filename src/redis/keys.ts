@@ -16,7 +16,7 @@ export function createKeys(prefix: string) {
     admins: () => k('users:{admins}'),
     /** string: the username a session token (by its SHA-256) belongs to, with an idle expiry */
     session: (tokenHash: string) => k(`session:{${tokenHash}}`),
-    /** Revoked sessions, for the processes that cache sessions (src/services/sessions.ts). */
+    /** Revoked sessions, for the processes that cache sessions (src/services/users/sessions.ts). */
     sessionRevocations: () => ({
       /** string: a counter that moves on every revocation */
       head: k('sessions:{revoked}:head'),

@@ -1,6 +1,6 @@
 /** Access-log uploads and daily visits: who is asking, which arguments, one service call. */
 import type { Context } from '../context.js';
-import type { GeoLevel, LogUpload } from '../services/access-logs.js';
+import type { GeoLevel, LogUpload } from '../services/access-logs/access-logs.js';
 import { requireAdmin, requireViewer } from './auth.js';
 
 export const uploadAccessLog = async (_root: unknown, args: { file: File }, ctx: Context): Promise<LogUpload> =>

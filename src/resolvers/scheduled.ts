@@ -1,9 +1,9 @@
 /** Scheduled messages and the queues that send them: who is asking, which arguments, one service call. */
 import type { Context } from '../context.js';
 import { AppError } from '../errors.js';
-import { parseChatId, type Message } from '../services/chats.js';
-import type { QueueStatus } from '../services/queues.js';
-import type { ScheduledMessage } from '../services/scheduled.js';
+import { parseChatId, type Message } from '../services/chat/chats.js';
+import type { QueueStatus } from '../services/coordination/queues.js';
+import type { ScheduledMessage } from '../services/chat/scheduled.js';
 import { requireAdmin, requireViewer } from './auth.js';
 
 export const scheduledMessages = (_root: unknown, args: { chatId: string }, ctx: Context): Promise<ScheduledMessage[]> =>

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { Authenticated, User } from '../services/users.js';
+import type { Authenticated, User } from '../services/users/users.js';
 import { requireAdmin } from './auth.js';
 
 export const me = (_root: unknown, _args: unknown, ctx: Context): User | null =>

@@ -1,5 +1,5 @@
 import * as resolvers from '../resolvers/access-logs.js';
-import { GEO_LEVELS, type LogUpload } from '../services/access-logs.js';
+import { GEO_LEVELS, type LogUpload } from '../services/access-logs/access-logs.js';
 import { builder } from './builder.js';
 
 const LogUploadType = builder.objectRef<LogUpload>('LogUpload').implement({

@@ -1,5 +1,5 @@
 import * as resolvers from '../resolvers/geo.js';
-import type { City } from '../services/geo.js';
+import type { City } from '../services/geo/geo.js';
 import { builder } from './builder.js';
 
 const CityType = builder.objectRef<City>('City').implement({

@@ -1,8 +1,8 @@
 import * as resolvers from '../resolvers/scheduled.js';
-import type { QueueStatus } from '../services/queues.js';
-import type { ScheduledMessage } from '../services/scheduled.js';
+import type { QueueStatus } from '../services/coordination/queues.js';
+import type { ScheduledMessage } from '../services/chat/scheduled.js';
 import { builder } from './builder.js';
-import { MessageType } from './chats.js';
+import { MessageType } from './chat.js';
 
 const ScheduledStatusType = builder.enumType('ScheduledStatus', {
   values: ['PENDING', 'SENT', 'CANCELLED', 'FAILED'] as const,

@@ -1,5 +1,5 @@
 import * as resolvers from '../resolvers/users.js';
-import type { Authenticated, User } from '../services/users.js';
+import type { Authenticated, User } from '../services/users/users.js';
 import { builder } from './builder.js';
 
 export const UserType = builder.objectRef<User>('User').implement({

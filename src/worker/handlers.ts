@@ -1,7 +1,7 @@
 /** The product's task handlers and periodic jobs: what the worker does, in terms of the services. */
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
-import { SEND_SCHEDULED_MESSAGE } from '../services/scheduled.js';
+import { SEND_SCHEDULED_MESSAGE } from '../services/chat/scheduled.js';
 import type { PeriodicJob, TaskHandler } from './worker.js';
 
 export function productHandlers(services: Services): TaskHandler[] {

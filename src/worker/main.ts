@@ -8,7 +8,7 @@ import { LogForward, createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { createServices } from '../services/index.js';
-import { gatewayLogSink } from '../services/logs.js';
+import { gatewayLogSink } from '../services/telemetry/logs.js';
 import { startWorker } from './start.js';
 
 async function main(): Promise<void> {

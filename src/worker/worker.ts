@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, type RedisClient } from '../redis/clients.js';
-import { PROMOTE_BATCH, type QueueService, type Task } from '../services/queues.js';
+import { PROMOTE_BATCH, type QueueService, type Task } from '../services/coordination/queues.js';
 import { AppError } from '../errors.js';
-import type { LockService } from '../services/locks.js';
-import type { SemaphoreService } from '../services/semaphores.js';
+import type { LockService } from '../services/coordination/locks.js';
+import type { SemaphoreService } from '../services/coordination/semaphores.js';
 
 export interface TaskContext {
   taskId: string;

@@ -1,4 +1,4 @@
--- Task queues. A task is JSON that starts with a fixed header written by src/services/queues.ts:
+-- Task queues. A task is JSON that starts with a fixed header written by src/services/coordination/queues.ts:
 --   {"priority":P,"id":"ID","name":"NAME","attempts":A,"maxAttempts":M,...}
 -- so scripts read the priority and count attempts without decoding (or re-ordering) the rest.
 -- The ready list runs from its head: higher priorities first, first in first out within one priority.

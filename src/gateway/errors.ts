@@ -1,0 +1,96 @@
+/**
+ * How errors leave the gateway. Expected failures (AppError) become GraphQL errors with their public code;
+ * errors GraphQL itself raises about the request (syntax, validation, variable coercion, limits) get
+ * BAD_USER_INPUT; anything else is masked as INTERNAL_SERVER_ERROR, its details kept for the logs only.
+ *
+ * Errors are made with yoga's createGraphQLError, never `new GraphQLError` from our own import: graphql-ws and
+ * yoga check `instanceof GraphQLError` against the graphql they load, and a test runner may load a second copy.
+ */
+import type { GraphQLError } from 'graphql';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { Context } from '../context.js';
+import { AppError, ERROR_CODES, type ErrorCode } from '../errors.js';
+
+export function graphQLError(code: ErrorCode, message: string): GraphQLError {
+  return createGraphQLError(message, { extensions: { code } });
+}
+
+/** An expected failure as a GraphQL error, with its code and details (`retryAfter`, `argument`). */
+export function fromAppError(error: AppError): GraphQLError {
+  return createGraphQLError(error.message, { extensions: error.extensions });
+}
+
+/** The codes of API.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
+const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR']);
+
+/** Relabels, in place, an error about the request itself, so yoga keeps its HTTP status and does not log it. */
+function markBadUserInput(error: GraphQLError): void {
+  (error.extensions as Record<string, unknown>).code = 'BAD_USER_INPUT';
+}
+
+/** By name, as yoga does: `instanceof` fails when graphql is loaded twice (its ESM and CJS builds). */
+function isGraphQLError(value: unknown): value is GraphQLError {
+  return value instanceof Error && value.name === 'GraphQLError';
+}
+
+/** yoga's error masking. Returning the same error means "expected"; yoga logs every error it gets back changed. */
+export function maskError(error: unknown, message: string): Error {
+  if (AppError.is(error)) return fromAppError(error);
+  if (!isGraphQLError(error)) return createGraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  const original = error.originalError;
+  if (AppError.is(original)) return error; // already carries the AppError's extensions
+  if (isGraphQLError(original)) return maskError(original, message);
+  if (original) {
+    return createGraphQLError(message, { nodes: error.nodes, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  }
+  // Raised by graphql-js or yoga about the request itself (syntax, variables, operation name, body size).
+  if (!PUBLIC_CODES.has(String(error.extensions?.code))) markBadUserInput(error);
+  return error;
+}
+
+/**
+ * Gives every validation failure (unknown fields, wrong argument types, graphql-armor's limits) the public
+ * code BAD_USER_INPUT, on HTTP and WebSocket alike. It runs before yoga's own hook, which only sets a code
+ * where none is set. A document nested so deeply that the parser runs out of stack is BAD_USER_INPUT too.
+ */
+export function useBadRequestCode(): Plugin {
+  return {
+    onParse() {
+      return ({ result, replaceParseResult }) => {
+        if (result instanceof RangeError) replaceParseResult(createGraphQLError('the document nests too deeply', { extensions: { code: 'BAD_USER_INPUT' } }));
+      };
+    },
+    onValidate() {
+      return ({ valid, result }) => {
+        if (valid) return;
+        for (const error of result as readonly GraphQLError[]) markBadUserInput(error);
+      };
+    },
+  };
+}
+
+/** The request each error was raised in, for yoga's log line about the errors it masks (it logs the error alone). */
+const requestIds = new WeakMap<object, string>();
+
+export function tagRequestId(error: unknown, requestId: string): void {
+  if (typeof error === 'object' && error !== null) requestIds.set(error, requestId);
+}
+
+export function requestIdOf(error: object): string | undefined {
+  return requestIds.get(error);
+}
+
+/** Tags the errors of every query and mutation result with the operation's request id, before yoga masks them. */
+export function useErrorRequestIds(): Plugin<Context> {
+  return {
+    onExecute({ args }) {
+      const { requestId } = args.contextValue as Context;
+      return {
+        onExecuteDone({ result }) {
+          if (isAsyncIterable(result)) return;
+          for (const error of result.errors ?? []) tagRequestId(error, requestId);
+        },
+      };
+    },
+  };
+}

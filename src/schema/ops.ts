@@ -1,0 +1,32 @@
+import * as resolvers from '../resolvers/ops.js';
+import { builder } from './builder.js';
+
+builder.queryFields((t) => ({
+  maintenance: t.field({ type: 'Boolean', description: 'Whether maintenance mode is on (mutations paused).', resolve: resolvers.maintenance }),
+  config: t.field({
+    type: 'JSON',
+    nullable: true,
+    description: 'Admin: the configuration of one component, null when none is set.',
+    args: { type: t.arg.string({ required: true }), component: t.arg.string({ required: true }) },
+    resolve: resolvers.config,
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  setMaintenance: t.field({
+    type: 'Boolean',
+    description: 'Admin: turns maintenance mode on or off; every gateway instance follows within about a second.',
+    args: { enabled: t.arg.boolean({ required: true }) },
+    resolve: resolvers.setMaintenance,
+  }),
+  setConfig: t.field({
+    type: 'JSON',
+    description: 'Admin: stores the configuration of one component (at most 64 KiB of JSON) and returns it.',
+    args: {
+      type: t.arg.string({ required: true }),
+      component: t.arg.string({ required: true }),
+      value: t.arg({ type: 'JSON', required: true }),
+    },
+    resolve: resolvers.setConfig,
+  }),
+}));

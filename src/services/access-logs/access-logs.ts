@@ -1,0 +1,260 @@
+/**
+ * Access-log analytics (the book's chapter 6 file distribution and daily aggregation, without its defects):
+ * - An admin's upload is stored in Redis (plain or gzip), within a bound on the bytes all waiting uploads hold,
+ *   and announced on a processing chat whose members are the processors `logproc-1..N` (LOG_PROCESSORS).
+ * - Processor k (a periodic worker job, one worker at a time) reads the chat as its pull mailbox, streams each
+ *   announced file from Redis, and takes every Nth line: it finds each address's city in a local copy of the city
+ *   table and counts visits per day by country, region and city.
+ * - A share is finished in one script: its visits are added (ZINCRBY: a second file of the same day adds), its line
+ *   and error counts recorded, and the share marked done, so a processor that dies mid-share repeats it and counts
+ *   nothing twice. The last share deletes the file (done shares are counted as numbers, not strings) and the
+ *   uploader gets a notification with the counts. The chat trims what every processor has read.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable, pipeline } from 'node:stream';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import type { Logger } from 'pino';
+import { AppError, badInput } from '../../errors.js';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keys } from '../../redis/keys.js';
+import type { ChatService } from '../chat/chats.js';
+import type { CityRecord } from '../geo/geo.js';
+import { parseAddress, type Address } from '../geo/ip.js';
+import type { NotificationService } from '../chat/notifications.js';
+import { checkPage } from '../shared/paging.js';
+import { SYSTEM_PREFIX, type UserService } from '../users/users.js';
+
+export type GeoLevel = 'COUNTRY' | 'REGION' | 'CITY';
+export const GEO_LEVELS: readonly GeoLevel[] = ['COUNTRY', 'REGION', 'CITY'];
+
+export interface LogUpload {
+  id: string;
+  filename: string;
+  bytes: number;
+  status: string;
+}
+
+export interface AccessLogOptions {
+  processors: number;
+  uploadMaxBytes: number;
+  heldMaxBytes: number;
+}
+
+const CHUNK = 1024 * 1024;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const RECORD_KEPT_MS = 7 * 24 * 3600 * 1000;
+/** Ranges read per round trip when a processor loads its copy of the city table. */
+const LOAD_PAGE = 50_000;
+export const VISITS_PAGE_MAX = 1000;
+
+/** A process-local copy of the city index: sorted ranges per family, searched in memory. */
+class LocalCities {
+  private ranges: Record<4 | 6, { starts: string[]; ends: string[]; ids: string[] }> = {
+    4: { starts: [], ends: [], ids: [] },
+    6: { starts: [], ends: [], ids: [] },
+  };
+  private cities = new Map<string, CityRecord>();
+  generation: string | null | undefined;
+
+  async load(redis: RedisClient, keys: Keys, generation: string | null): Promise<void> {
+    const g = keys.geo();
+    for (const [family, key] of [[4, g.ranges4], [6, g.ranges6]] as const) {
+      const t = { starts: [] as string[], ends: [] as string[], ids: [] as string[] };
+      // In pages: a full city dataset has millions of ranges, too many for one reply.
+      for (let from = 0; ; from += LOAD_PAGE) {
+        const page = await redis.zrange(key, String(from), String(from + LOAD_PAGE - 1));
+        for (const m of page) {
+          const [start = '', end = '', , , ...id] = m.split('|');
+          t.starts.push(start);
+          t.ends.push(end);
+          t.ids.push(id.join('|'));
+        }
+        if (page.length < LOAD_PAGE) break;
+      }
+      this.ranges[family] = t;
+    }
+    const cities = await redis.hgetall(g.cities);
+    this.cities = new Map(Object.entries(cities).map(([id, json]) => [id, JSON.parse(json) as CityRecord]));
+    this.generation = generation;
+  }
+
+  lookup(a: Address): CityRecord | null {
+    const t = this.ranges[a.family];
+    let lo = 0;
+    let hi = t.starts.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (t.starts[mid]! <= a.hex) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (found < 0 || t.ends[found]! < a.hex) return null;
+    return this.cities.get(t.ids[found]!) ?? null;
+  }
+}
+
+function isDay(day: string): boolean {
+  return DAY.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`));
+}
+
+/** The places a visit counts for at each level: a country always ("unknown" without data), the others when known. */
+export function placesOf(city: CityRecord | null): Record<GeoLevel, string | null> {
+  const country = city?.country ?? 'unknown';
+  return {
+    COUNTRY: country,
+    REGION: city?.region ? `${country}/${city.region}` : null,
+    CITY: city?.city ? `${country}/${city.region ?? ''}/${city.city}` : null,
+  };
+}
+
+/** "<ip> <YYYY-MM-DD> <time> <event>": the address and the day, or null when malformed. */
+export function parseLine(line: string): { address: Address; day: string } | null {
+  const [ip, day, time, event] = line.trim().split(/\s+/);
+  if (!ip || !day || !time || !event || !isDay(day)) return null;
+  const address = parseAddress(ip);
+  return address ? { address, day } : null;
+}
+
+export class AccessLogService {
+  private readonly k: ReturnType<Keys['accessLogs']>;
+  private readonly local = new LocalCities();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly users: UserService,
+    private readonly chats: ChatService,
+    private readonly notifications: NotificationService,
+    private readonly options: AccessLogOptions,
+    private readonly log: Logger,
+  ) {
+    this.k = keys.accessLogs();
+  }
+
+  /** Stores an admin's upload and announces it to the processors. */
+  async upload(uploader: string, file: File): Promise<LogUpload> {
+    if (file.size === 0) throw badInput('file', 'is empty');
+    if (file.size > this.options.uploadMaxBytes) throw badInput('file', `must be at most ${this.options.uploadMaxBytes} bytes`);
+    const chatId = await this.processingChat();
+    const id = randomBytes(9).toString('base64url');
+    const u = this.k.upload(id);
+    const filename = file.name.slice(0, 200) || 'access.log';
+    const reserved = await this.redis.logsReserve(this.k.held, u.record, file.size, this.options.heldMaxBytes, filename, uploader, this.options.processors, Date.now());
+    if (reserved === 0) throw new AppError('BUSY', 'uploads waiting to be processed hold too much already; try again later');
+    try {
+      for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>) await this.redis.append(u.data, Buffer.from(chunk));
+      await this.redis.hset(u.record, 'status', 'PROCESSING');
+      await this.chats.send(chatId, `${SYSTEM_PREFIX}1`, JSON.stringify({ upload: id }));
+    } catch (err) {
+      await this.redis.logsRelease(this.k.held, u.record, u.data, u.shares, 'FAILED', RECORD_KEPT_MS).catch(() => 0);
+      throw err;
+    }
+    return { id, filename, bytes: file.size, status: 'PROCESSING' };
+  }
+
+  /** Visits on `day` at `level`, most first. */
+  async dailyVisits(day: string, level: GeoLevel, first: number): Promise<{ place: string; count: number }[]> {
+    if (!isDay(day)) throw badInput('day', 'must be a date, YYYY-MM-DD');
+    checkPage('first', first, VISITS_PAGE_MAX);
+    if (first === 0) return [];
+    const raw = await this.redis.zrevrange(this.k.visits(day, level), 0, first - 1, 'WITHSCORES');
+    const out: { place: string; count: number }[] = [];
+    for (let i = 0; i < raw.length; i += 2) out.push({ place: raw[i]!, count: Number(raw[i + 1]) });
+    return out;
+  }
+
+  /** Processor `share` (1..N): handles every upload announced since its read position. */
+  async processPending(share: number, signal?: AbortSignal): Promise<void> {
+    const chatId = await this.redis.get(this.k.chat);
+    if (!chatId) return;
+    const me = `${SYSTEM_PREFIX}${share}`;
+    for (;;) {
+      const { messages } = await this.chats.read(chatId, me, null, 10);
+      if (messages.length === 0) return;
+      for (const message of messages) {
+        if (signal?.aborted) return;
+        const { upload } = JSON.parse(message.text) as { upload: string };
+        await this.processShare(upload, share);
+        await this.chats.markRead(chatId, me, message.id);
+      }
+    }
+  }
+
+  private async processShare(id: string, share: number): Promise<void> {
+    const u = this.k.upload(id);
+    const [status, processorsText, uploader, filename] = await this.redis.hmget(u.record, 'status', 'processors', 'uploader', 'filename');
+    if (status !== 'PROCESSING' || !processorsText || !uploader) return; // done, failed, or gone
+    const processors = Number(processorsText);
+    const generation = await this.redis.get(this.keys.geo().generation);
+    if (this.local.generation !== generation) await this.local.load(this.redis, this.keys, generation);
+
+    const visits = new Map<string, Map<string, number>>(); // "<day> <level>" → place → count
+    let lines = 0;
+    let errors = 0;
+    let index = 0;
+    for await (const line of this.lines(u.data)) {
+      if (index++ % processors !== share - 1) continue;
+      if (line.trim() === '') continue;
+      lines++;
+      const parsed = parseLine(line);
+      if (!parsed) {
+        errors++;
+        continue;
+      }
+      const places = placesOf(this.local.lookup(parsed.address));
+      for (const level of GEO_LEVELS) {
+        const place = places[level];
+        if (!place) continue;
+        const key = `${parsed.day} ${level}`;
+        const byPlace = visits.get(key) ?? new Map<string, number>();
+        visits.set(key, byPlace.set(place, (byPlace.get(place) ?? 0) + 1));
+      }
+    }
+    const entries = [...visits];
+    const keys = [u.record, u.shares, ...entries.map(([key]) => this.k.visits(...(key.split(' ') as [string, string])))];
+    const args = entries.flatMap(([, byPlace]) => [byPlace.size, ...[...byPlace].flatMap(([place, count]) => [count, place])]);
+    const [result, totalLines, totalErrors] = await this.redis.logsShareDone(keys.length, ...keys, share, lines, errors, ...args);
+    if (result !== 2) return;
+    await this.redis.logsRelease(this.k.held, u.record, u.data, u.shares, 'DONE', RECORD_KEPT_MS);
+    await this.notifications.notify(uploader, 'logProcessed', `access log ${filename ?? id}: ${totalLines} lines, ${totalErrors} malformed`, {
+      upload: id,
+      lines: totalLines,
+      errors: totalErrors,
+    });
+    this.log.info({ upload: id, lines: totalLines, errors: totalErrors }, 'access log processed');
+  }
+
+  /** The upload's lines, streamed from Redis in chunks, gunzipped when gzip. */
+  private async *lines(dataKey: string): AsyncGenerator<string> {
+    const redis = this.redis;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (let offset = 0; ; offset += CHUNK) {
+        const chunk = await redis.getrangeBuffer(dataKey, offset, offset + CHUNK - 1);
+        if (chunk.length === 0) return;
+        yield chunk;
+      }
+    }
+    const head = await redis.getrangeBuffer(dataKey, 0, 1);
+    let input: Readable = Readable.from(chunks());
+    if (head[0] === 0x1f && head[1] === 0x8b) {
+      const gunzip = createGunzip();
+      pipeline(input, gunzip, (err) => err && gunzip.destroy(err));
+      input = gunzip;
+    }
+    yield* createInterface({ input, crlfDelay: Infinity });
+  }
+
+  /** The chat that announces uploads, with the processors as members; created on first use. */
+  private async processingChat(): Promise<string> {
+    const existing = await this.redis.get(this.k.chat);
+    if (existing) return existing;
+    const names = Array.from({ length: this.options.processors }, (_, i) => `${SYSTEM_PREFIX}${i + 1}`);
+    await Promise.all(names.map((n) => this.users.createSystemUser(n)));
+    const id = await this.chats.create(names[0]!, names.slice(1), null, false);
+    if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leave(id, names[0]!); // another process won
+    return (await this.redis.get(this.k.chat))!;
+  }
+}

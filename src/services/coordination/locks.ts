@@ -1,0 +1,204 @@
+/**
+ * Distributed locks (the book's chapter 6, without its defects; DESIGN.md, "Correctness rules").
+ *
+ * - Acquire is `SET NX PX` with a random token, and the same script hands out a fencing token (an INCR, so each
+ *   holder's is higher than the one before): a holder that paused past its lease can be told apart downstream.
+ * - Release and extend compare the token in Lua, so nobody frees or prolongs a lease that is not theirs.
+ * - Waiting: a release rings the lock's doorbell; one process-wide watch per contended lock (the mailbox poller's)
+ *   wakes this process's waiters one at a time, first come first served. A waiter also wakes when the holder's
+ *   lease runs out (expiry rings no bell) and gives up at its deadline.
+ * - Hand-over: a holder whose process has waiters passes the lock to the first of them in one script (a new
+ *   lease and the next fencing token), one round trip instead of a release and an acquire. After HANDOFF_MAX
+ *   hand-overs in a row it releases for real, so waiters in other processes get their chance.
+ * - `withLock` keeps the lease alive while its function runs and aborts the function's signal when it is lost.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError } from '../../errors.js';
+import { checkMs, checkName } from '../shared/arguments.js';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keys } from '../../redis/keys.js';
+import type { MailboxPoller } from '../mailbox/poller.js';
+
+export interface Lease {
+  readonly name: string;
+  readonly token: string;
+  /** Higher for every later holder of the same lock. */
+  readonly fence: number;
+}
+
+export interface LockOptions {
+  /** How long the lease lasts unless extended (ms). */
+  leaseMs: number;
+  /** How long to wait for the lock (ms); 0 tries once. */
+  waitMs?: number;
+}
+
+/** The lease was lost while `withLock`'s function ran (it expired, or Redis was unreachable until it would have). */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
+/** A watch on a lock nobody here waits for is kept this long, so a burst of contention does not re-subscribe. */
+const WATCH_LINGER_MS = 1000;
+/** Added to a wait for a lease to run out, so that waiters do not all retry at the same instant. */
+const EXPIRY_JITTER_MS = 10;
+/** Hand-overs within a process in a row before a release lets other processes compete. */
+export const HANDOFF_MAX = 8;
+
+interface Waiter {
+  token: string;
+  leaseMs: number;
+  /** With a lease: handed over. Without: try again. */
+  wake: (lease?: Lease) => void;
+}
+
+interface Waiting {
+  /** Waiters of this process, first come first served; a ring wakes the first. */
+  queue: Waiter[];
+  /** Hand-overs since the last release. */
+  handoffs: number;
+  /** How many times the watch fired: a waiter that saw it move while it was trying does not wait. */
+  rings: number;
+  unwatch: () => void;
+  linger: NodeJS.Timeout | undefined;
+}
+
+export class LockService {
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly poller: MailboxPoller,
+    private readonly log: Logger,
+  ) {}
+
+  /** Takes the lock, waiting up to `waitMs`; null when it stayed held. */
+  async acquire(name: string, { leaseMs, waitMs = 0 }: LockOptions): Promise<Lease | null> {
+    checkName('lock', name);
+    checkMs('leaseMs', leaseMs, 1);
+    checkMs('waitMs', waitMs, 0);
+    const k = this.keys.lock(name);
+    const token = randomBytes(16).toString('base64url');
+    const deadline = performance.now() + waitMs;
+    for (;;) {
+      const rings = this.waiting.get(name)?.rings;
+      const result = await this.redis.lockAcquire(k.owner, k.fence, token, leaseMs);
+      if (result > 0) return { name, token, fence: result };
+      const left = deadline - performance.now();
+      if (left <= 0) return null;
+      // -result: what is left of the holder's lease.
+      const handed = await this.waitForRelease(name, rings, Math.min(left, -result + Math.random() * EXPIRY_JITTER_MS), token, leaseMs);
+      if (handed) return handed;
+    }
+  }
+
+  /**
+   * Frees the lock, or hands it to this process's first waiter; false when the lease had already ended (then
+   * someone else may hold it).
+   */
+  async release(lease: Lease): Promise<boolean> {
+    const k = this.keys.lock(lease.name);
+    const entry = this.waiting.get(lease.name);
+    const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
+    if (entry && waiter) {
+      entry.handoffs++;
+      let fence = 0;
+      try {
+        fence = await this.redis.lockHandoff(k.owner, k.fence, lease.token, waiter.token, waiter.leaseMs);
+      } finally {
+        waiter.wake(fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined);
+      }
+      return fence > 0;
+    }
+    if (entry) entry.handoffs = 0;
+    return (await this.redis.lockRelease(k.owner, lease.token, k.bell)) === 1;
+  }
+
+  /** Gives the lease `leaseMs` from now; false when it had already ended. */
+  async extend(lease: Lease, leaseMs: number): Promise<boolean> {
+    checkMs('leaseMs', leaseMs, 1);
+    return (await this.redis.lockExtend(this.keys.lock(lease.name).owner, lease.token, leaseMs)) === 1;
+  }
+
+  /**
+   * Runs `fn` holding the lock (BUSY when it stays held for `waitMs`). The lease is extended every third of
+   * `leaseMs`; when it is lost, `fn`'s signal aborts with a LeaseLostError and `fn` should stop writing.
+   */
+  async withLock<T>(name: string, options: LockOptions, fn: (signal: AbortSignal, lease: Lease) => Promise<T>): Promise<T> {
+    const lease = await this.acquire(name, options);
+    if (!lease) throw new AppError('BUSY', `lock "${name}" is held; try again later`);
+    const controller = new AbortController();
+    const lost = (why: string) => controller.abort(new LeaseLostError(`lost the lease of lock "${name}": ${why}`));
+    let expiresAt = performance.now() + options.leaseMs;
+    const keepAlive = setInterval(() => {
+      if (performance.now() >= expiresAt) return lost('it ran out while Redis could not be reached');
+      const sentAt = performance.now();
+      this.extend(lease, options.leaseMs).then(
+        (held) => (held ? (expiresAt = sentAt + options.leaseMs) : lost('it had expired')),
+        (err: unknown) => this.log.warn({ lock: name, err: String(err) }, 'lock lease extension failed; retrying'),
+      );
+    }, options.leaseMs / 3);
+    try {
+      return await fn(controller.signal, lease);
+    } finally {
+      clearInterval(keepAlive);
+      if (!controller.signal.aborted) {
+        // When this fails, the lease runs out on its own.
+        await this.release(lease).catch((err: unknown) => this.log.warn({ lock: name, err: String(err) }, 'lock release failed'));
+      }
+    }
+  }
+
+  /**
+   * Waits up to `ms` for a ring of the lock's watch, or for the holder to hand the lock over (then resolves with
+   * the lease). `rings` is what the waiter saw before its failed attempt: if the watch fired since, the lock moved
+   * while it was trying and it goes again at once.
+   */
+  private waitForRelease(name: string, rings: number | undefined, ms: number, token: string, leaseMs: number): Promise<Lease | undefined> {
+    const entry = this.waiting.get(name) ?? this.watch(name);
+    if (rings !== undefined && entry.rings !== rings) return Promise.resolve(undefined);
+    clearTimeout(entry.linger);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        token,
+        leaseMs,
+        wake: (lease) => {
+          clearTimeout(timer);
+          this.idle(name, entry);
+          resolve(lease);
+        },
+      };
+      const timer = setTimeout(() => {
+        entry.queue.splice(entry.queue.indexOf(waiter), 1);
+        this.idle(name, entry);
+        resolve(undefined);
+      }, ms);
+      entry.queue.push(waiter);
+    });
+  }
+
+  /** Watches the lock's owner key; its first read also fires, covering a release just before the watch. */
+  private watch(name: string): Waiting {
+    const k = this.keys.lock(name);
+    const entry: Waiting = { queue: [], handoffs: 0, rings: 0, unwatch: () => undefined, linger: undefined };
+    entry.unwatch = this.poller.watch(k.owner, k.bell, () => {
+      entry.rings++;
+      entry.queue.shift()?.wake();
+    });
+    this.waiting.set(name, entry);
+    return entry;
+  }
+
+  private idle(name: string, entry: Waiting): void {
+    if (entry.queue.length > 0) return;
+    clearTimeout(entry.linger);
+    entry.linger = setTimeout(() => {
+      if (entry.queue.length > 0 || this.waiting.get(name) !== entry) return;
+      entry.unwatch();
+      this.waiting.delete(name);
+    }, WATCH_LINGER_MS);
+    entry.linger.unref();
+  }
+}

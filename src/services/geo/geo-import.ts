@@ -1,0 +1,207 @@
+/**
+ * Imports city data into the IP-to-city index, streaming, from three layouts (told apart by their first lines):
+ * - the book's GeoLiteCity pair: a copyright line, a header, quoted fields, Latin-1
+ *   (Blocks: startIpNum,endIpNum,locId; Location: locId,country,region,city,postalCode,latitude,longitude,...);
+ * - MaxMind's GeoLite2-City pair: Blocks-IPv4 / Blocks-IPv6 (network as CIDR, geoname_id, ..., latitude,
+ *   longitude) and Locations-en (geoname_id, ..., country_iso_code, ..., subdivision_1_name, ..., city_name);
+ * - the ip-location-db range layout, no header: start,end,country (country files) or
+ *   start,end,country,state1,state2,city,postcode,latitude,longitude,... (city files); addresses or decimals.
+ * Everything is written under `loading` keys and swapped in by one script at the end, so readers see the old
+ * data or the new, never a mix. Malformed rows are counted and skipped.
+ */
+import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { parse } from 'csv-parse';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keys } from '../../redis/keys.js';
+import type { CityRecord } from './geo.js';
+import { parseBounds, parseCidr, type Range } from './ip.js';
+
+export type Layout = 'book-blocks' | 'book-locations' | 'geolite2-blocks' | 'geolite2-locations' | 'ranges';
+
+export interface ImportProgress {
+  file: string;
+  bytesRead: number;
+  bytesTotal: number;
+  rows: number;
+}
+
+export interface ImportResult {
+  cities: number;
+  ranges4: number;
+  ranges6: number;
+  skipped: number;
+}
+
+/** Members or fields per write; rows between waits for the writes. */
+const BATCH = 1000;
+
+/** Tells a file's layout from its first lines. */
+export function sniff(file: string): { layout: Layout; encoding: BufferEncoding; headerLines: number } {
+  const fd = openSync(file, 'r');
+  const buffer = Buffer.alloc(64 * 1024);
+  const n = readSync(fd, buffer, 0, buffer.length, 0);
+  closeSync(fd);
+  const [first = '', second = ''] = buffer.subarray(0, n).toString('latin1').split(/\r?\n/);
+  if (/^copyright/i.test(first)) {
+    if (/^"?startIpNum"?,/i.test(second)) return { layout: 'book-blocks', encoding: 'latin1', headerLines: 2 };
+    if (/^"?locId"?,/i.test(second)) return { layout: 'book-locations', encoding: 'latin1', headerLines: 2 };
+  }
+  if (/^network,/.test(first)) return { layout: 'geolite2-blocks', encoding: 'utf8', headerLines: 1 };
+  if (/^geoname_id,/.test(first)) return { layout: 'geolite2-locations', encoding: 'utf8', headerLines: 1 };
+  const [a = '', b = ''] = first.split(',');
+  if (parseBounds(a, b)) return { layout: 'ranges', encoding: 'utf8', headerLines: 0 };
+  throw new Error(`${file}: not a layout the importer knows (the book's GeoLiteCity, GeoLite2-City, or start,end,country ranges)`);
+}
+
+/** Writes sent without waiting, awaited together every BATCH rows; the first failure is thrown by drain(). */
+class Writer {
+  private writes: Promise<void>[] = [];
+  private error: Error | undefined;
+
+  add(write: Promise<unknown>): void {
+    this.writes.push(write.then(() => undefined, (err: unknown) => void (this.error ??= err instanceof Error ? err : new Error(String(err)))));
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.writes);
+    this.writes = [];
+    if (this.error) throw this.error;
+  }
+}
+
+export class CityImport {
+  private readonly loading: ReturnType<Keys['geo']>;
+  private readonly writer = new Writer();
+  private readonly cityIds = new Set<string>();
+  private ranges = { 4: [] as string[], 6: [] as string[] };
+  private cityFields: string[] = [];
+  private readonly result: ImportResult = { cities: 0, ranges4: 0, ranges6: 0, skipped: 0 };
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly onProgress: (p: ImportProgress) => void = () => undefined,
+  ) {
+    this.loading = keys.geo('loading');
+  }
+
+  /** Loads the files (locations first), then replaces the live data with what was loaded. */
+  async run(files: { blocks: string[]; locations?: string | undefined }): Promise<ImportResult> {
+    if (files.blocks.length === 0) throw new Error('give at least one --blocks file');
+    const layouts = files.blocks.map((f) => ({ file: f, ...sniff(f) }));
+    const needLocations = layouts.some((l) => l.layout !== 'ranges');
+    if (needLocations && !files.locations) throw new Error('--locations is needed with GeoLiteCity or GeoLite2 blocks');
+    for (const l of layouts) if (l.layout.endsWith('locations')) throw new Error(`${l.file} is a locations file; pass it with --locations`);
+    await this.redis.del(this.loading.ranges4, this.loading.ranges6, this.loading.cities); // a crashed import's
+    if (files.locations) {
+      const l = sniff(files.locations);
+      if (!l.layout.endsWith('locations')) throw new Error(`${files.locations} is not a locations file`);
+      await this.read(files.locations, l, (row) => this.location(l.layout, row));
+    }
+    for (const l of layouts) await this.read(l.file, l, (row) => this.block(l.layout, row));
+    this.flushCities();
+    this.flushRanges(4);
+    this.flushRanges(6);
+    await this.writer.drain();
+    const live = this.keys.geo();
+    await this.redis.geoSwap(live.ranges4, live.ranges6, live.cities, this.loading.ranges4, this.loading.ranges6, this.loading.cities, live.generation);
+    return this.result;
+  }
+
+  private async read(file: string, sniffed: { encoding: BufferEncoding; headerLines: number }, onRow: (row: string[]) => void): Promise<void> {
+    const bytesTotal = statSync(file).size;
+    const input = createReadStream(file, { encoding: sniffed.encoding });
+    let bytesRead = 0;
+    input.on('data', (chunk) => (bytesRead += Buffer.byteLength(chunk as string, sniffed.encoding)));
+    const rows = input.pipe(parse({ from_line: sniffed.headerLines + 1, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true }));
+    let count = 0;
+    for await (const row of rows as AsyncIterable<string[]>) {
+      onRow(row);
+      if (++count % BATCH === 0) {
+        await this.pending();
+        this.onProgress({ file, bytesRead, bytesTotal, rows: count });
+      }
+    }
+    this.onProgress({ file, bytesRead: bytesTotal, bytesTotal, rows: count });
+  }
+
+  /** Sends full batches. */
+  private async pending(): Promise<void> {
+    if (this.cityFields.length >= 2 * BATCH) this.flushCities();
+    if (this.ranges[4].length >= BATCH) this.flushRanges(4);
+    if (this.ranges[6].length >= BATCH) this.flushRanges(6);
+    await this.writer.drain();
+  }
+
+  private flushCities(): void {
+    if (this.cityFields.length === 0) return;
+    const fields = this.cityFields;
+    this.cityFields = [];
+    this.writer.add(this.redis.hset(this.loading.cities, ...fields));
+  }
+
+  private flushRanges(family: 4 | 6): void {
+    const members = this.ranges[family];
+    if (members.length === 0) return;
+    this.ranges[family] = [];
+    this.writer.add(this.redis.zadd(family === 4 ? this.loading.ranges4 : this.loading.ranges6, ...members.flatMap((m) => [0, m])));
+  }
+
+  private addCity(id: string, record: CityRecord): void {
+    if (this.cityIds.has(id)) return;
+    this.cityIds.add(id);
+    this.cityFields.push(id, JSON.stringify(record));
+    this.result.cities++;
+  }
+
+  private addRange(range: Range | null, id: string, latitude = '', longitude = ''): void {
+    if (!range || !id || id.includes('|')) {
+      this.result.skipped++;
+      return;
+    }
+    this.ranges[range.family].push(`${range.start}|${range.end}|${latitude}|${longitude}|${id}`);
+    if (range.family === 4) this.result.ranges4++;
+    else this.result.ranges6++;
+  }
+
+  private location(layout: Layout, r: string[]): void {
+    const text = (s: string | undefined) => (s ? s : null);
+    const coordinate = (s: string | undefined) => (s && Number.isFinite(Number(s)) ? Number(s) : null);
+    if (layout === 'book-locations') {
+      const [id, country, region, city, , lat, lon] = r;
+      if (!id || !country) return void this.result.skipped++;
+      this.addCity(id, { country, region: text(region), city: text(city), latitude: coordinate(lat), longitude: coordinate(lon) });
+      return;
+    }
+    // geoname_id,locale_code,continent_code,continent_name,country_iso_code,country_name,subdivision_1_iso_code,
+    // subdivision_1_name,subdivision_2_iso_code,subdivision_2_name,city_name,...
+    const [id, , continent, , country, , , region, , , city] = r;
+    if (!id || !(country || continent)) return void this.result.skipped++;
+    this.addCity(id, { country: (country || continent)!, region: text(region), city: text(city), latitude: null, longitude: null });
+  }
+
+  private block(layout: Layout, r: string[]): void {
+    if (layout === 'book-blocks') {
+      const [first = '', last = '', id = ''] = r;
+      return this.addRange(parseBounds(first, last), id);
+    }
+    if (layout === 'geolite2-blocks') {
+      // network,geoname_id,registered_country_geoname_id,represented_country_geoname_id,is_anonymous_proxy,
+      // is_satellite_provider,postal_code,latitude,longitude,accuracy_radius
+      const [network = '', id, registered, , , , , lat, lon] = r;
+      return this.addRange(parseCidr(network), id || registered || '', lat, lon);
+    }
+    // start,end,country[,state1,state2,city,postcode,latitude,longitude,...]
+    const [first = '', last = '', country = '', region = '', , city = '', , lat = '', lon = ''] = r;
+    if (!country) return void this.result.skipped++;
+    const id = r.length >= 9 ? `${country}/${region}/${city}` : country;
+    this.addCity(id, {
+      country,
+      region: region || null,
+      city: city || null,
+      latitude: lat && Number.isFinite(Number(lat)) ? Number(lat) : null,
+      longitude: lon && Number.isFinite(Number(lon)) ? Number(lon) : null,
+    });
+    this.addRange(parseBounds(first, last), id);
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Rate limits held across every gateway process (state in Redis through rate-limiter-flexible's fixed windows of a
+ * minute, one key per limited thing, so it runs on a cluster): failed sign-ins per client address and username,
+ * sign-ups per address, and operations per user (or anonymous address). Past a limit: BUSY with `retryAfter`.
+ *
+ * Operations must not cost a round trip each: every process takes its quota from Redis in batches (a batch is what
+ * one INCRBY grants, all of it or what was left of the window), so a user's operations cost one round trip per
+ * batch. A batch a process has not used when the window ends is lost to the user: with P processes a busy user may
+ * be refused up to (P - 1) batches early, never served more than the limit.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppError } from '../../errors.js';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keys } from '../../redis/keys.js';
+
+const WINDOW_SECONDS = 60;
+/** Operations a process takes from Redis at once (at most a hundredth of the limit). */
+const BATCH_MAX = 50;
+/** Users (and addresses) whose quota a process holds at once; the least recently seen go first. */
+const BUCKETS_MAX = 10_000;
+
+export interface LimitOptions {
+  /** Failed sign-ins per address and username a minute; 0 = no limit. */
+  signInFailures: number;
+  /** Sign-ups per address a minute; 0 = no limit. */
+  signUps: number;
+  /** Operations per user (or anonymous address) a minute; 0 = no limit. */
+  operations: number;
+}
+
+function busy(what: string, msBeforeNext: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  return new AppError('BUSY', `too many ${what}; retry in ${retryAfter} s`, { retryAfter });
+}
+
+/** A process's share of one user's quota for the current window. */
+interface Bucket {
+  tokens: number;
+  resetAt: number;
+  /** The window has nothing left in Redis: once `tokens` are used, refuse until `resetAt`. */
+  exhausted: boolean;
+  refilling?: Promise<void>;
+}
+
+export class RateLimits {
+  private readonly signIns: RateLimiterRedis | undefined;
+  private readonly signUps: RateLimiterRedis | undefined;
+  private readonly operations: RateLimiterRedis | undefined;
+  private readonly batch: number;
+  private readonly buckets = new LRUCache<string, Bucket>({ max: BUCKETS_MAX });
+  private lastError = '';
+
+  constructor(
+    redis: RedisClient,
+    keys: Keys,
+    private readonly options: LimitOptions,
+    private readonly log: Logger,
+  ) {
+    const limiter = (name: string, points: number) =>
+      points > 0 ? new RateLimiterRedis({ storeClient: redis, keyPrefix: keys.rateLimit(name), points, duration: WINDOW_SECONDS }) : undefined;
+    this.signIns = limiter('signin', options.signInFailures);
+    this.signUps = limiter('signup', options.signUps);
+    this.operations = limiter('ops', options.operations);
+    this.batch = Math.max(1, Math.min(BATCH_MAX, Math.floor(options.operations / 100)));
+  }
+
+  /** Whether operations are limited at all (no limit: nothing to check per operation). */
+  get limitsOperations(): boolean {
+    return this.operations !== undefined;
+  }
+
+  /**
+   * Counts a sign-in attempt of `username` from `address` before the password is checked (so concurrent guesses
+   * count too); BUSY past the limit. Call the returned function when the password was right: a success is no failure.
+   */
+  async signInAttempt(address: string, username: string): Promise<() => Promise<void>> {
+    const limiter = this.signIns;
+    if (!limiter) return () => Promise.resolve();
+    const key = `${address}|${username}`;
+    await limiter.consume(key).catch((rejection: unknown) => {
+      throw rejection instanceof RateLimiterRes ? busy('failed sign-ins', rejection.msBeforeNext) : rejection;
+    });
+    return async () => void (await limiter.reward(key));
+  }
+
+  /** Counts a sign-up from `address`; BUSY past the limit. */
+  async signUp(address: string): Promise<void> {
+    await this.signUps?.consume(address).catch((rejection: unknown) => {
+      throw rejection instanceof RateLimiterRes ? busy('sign-ups', rejection.msBeforeNext) : rejection;
+    });
+  }
+
+  /**
+   * Takes one operation of `who` (a user or an address): undefined when it may run, BUSY when over the limit; a
+   * promise only when this process must take a new batch from Redis. With Redis away, operations run (they fail
+   * on their own if they need it).
+   */
+  operation(who: string): AppError | undefined | Promise<AppError | undefined> {
+    if (!this.operations) return undefined;
+    const bucket = this.buckets.get(who);
+    const now = Date.now();
+    if (bucket && now < bucket.resetAt) {
+      if (bucket.tokens > 0) {
+        bucket.tokens--;
+        return undefined;
+      }
+      if (bucket.exhausted) return busy('operations', bucket.resetAt - now);
+    }
+    return this.refill(who).then(() => this.operation(who));
+  }
+
+  /** Takes a batch of `who`'s quota from Redis (one refill at a time per user). */
+  private refill(who: string): Promise<void> {
+    const current = this.buckets.get(who);
+    if (current?.refilling) return current.refilling;
+    const limiter = this.operations!;
+    const refilling = limiter.consume(who, this.batch).then(
+      (res) => this.buckets.set(who, { tokens: this.batch, resetAt: Date.now() + res.msBeforeNext, exhausted: false }),
+      (rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) {
+          // Redis away: let this operation run, and ask again next time.
+          this.warn(rejection);
+          this.buckets.set(who, { tokens: 1, resetAt: Date.now() + 1000, exhausted: false });
+          return;
+        }
+        // The window had less than a batch left: what was left is ours (INCRBY is atomic), the rest is nobody's.
+        const left = Math.max(0, Math.min(this.batch, this.options.operations - (rejection.consumedPoints - this.batch)));
+        this.buckets.set(who, { tokens: left, resetAt: Date.now() + rejection.msBeforeNext, exhausted: true });
+      },
+    );
+    const placeholder: Bucket = { tokens: 0, resetAt: 0, exhausted: false, refilling: refilling.then(() => undefined) };
+    this.buckets.set(who, placeholder);
+    return placeholder.refilling!;
+  }
+
+  private warn(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    if (message !== this.lastError) this.log.warn({ err }, 'rate limit check failed; letting operations run');
+    this.lastError = message;
+  }
+}

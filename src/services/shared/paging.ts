@@ -1,0 +1,7 @@
+/** Argument checks shared by every paged read. */
+import { badInput } from '../../errors.js';
+
+/** `first` must be an integer from 0 to `max`. */
+export function checkPage(argument: string, first: number, max: number): void {
+  if (!Number.isInteger(first) || first < 0 || first > max) throw badInput(argument, `must be between 0 and ${max}`);
+}

@@ -1,0 +1,127 @@
+/**
+ * Counters at seven precisions (the book's chapter 5 update_counter, get_counter, clean_counters). Counts are
+ * added up in memory and written by `flush()` (at least once a second: the book's own local-aggregation advice),
+ * one script per counter, so counting adds no Redis round trip to the code that counts.
+ *
+ * Names can come from clients, so the registry of names (the book's `known:`) holds at most `namesMax` across the
+ * deployment: each flush admits its new names in one script, and counts of a name refused (the registry is full)
+ * go to OTHER. Between flushes a process holds at most `namesMax` names not yet admitted; while the registry is
+ * full it keeps a copy of it, so names already admitted elsewhere still count under their own name.
+ */
+import { badInput } from '../../errors.js';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keys } from '../../redis/keys.js';
+
+/** Seconds per sample: 1 s, 5 s, 1 min, 5 min, 1 h, 5 h, 1 day. */
+export const PRECISIONS = [1, 5, 60, 300, 3600, 18000, 86400] as const;
+/** Samples the cleaner keeps per precision (the book's SAMPLE_COUNT). */
+export const SAMPLE_COUNT = 120;
+/** Where counts of names past the registry's bound go. */
+export const OTHER = 'other';
+/** Names every registry admits, however full: OTHER and the name of operations without one. */
+export const ANONYMOUS = 'anonymous';
+const RESERVED = [ANONYMOUS, OTHER];
+
+export interface CounterSample {
+  time: Date;
+  count: number;
+}
+
+export class CounterService {
+  /** name → second → count, not yet written */
+  private pending = new Map<string, Map<number, number>>();
+  /** Names the registry holds, as last learnt (the whole registry while it is full). */
+  private known = new Set<string>();
+  private full = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly namesMax: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts `count` for `name` at `at` (ms), in memory until the next flush. Returns the name counted under. */
+  add(name: string, count = 1, at = this.now()): string {
+    let bySecond = this.pending.get(name);
+    if (!bySecond) {
+      if (!this.known.has(name) && (this.full || this.pending.size >= this.namesMax + RESERVED.length)) name = OTHER;
+      bySecond = this.pending.get(name) ?? new Map<number, number>();
+      this.pending.set(name, bySecond);
+    }
+    const second = Math.floor(at / 1000);
+    bySecond.set(second, (bySecond.get(second) ?? 0) + count);
+    return name;
+  }
+
+  /**
+   * Writes what was counted since the last flush, after admitting its names; on failure it is kept for the next
+   * one. Returns the names the registry refused (their counts went to OTHER).
+   */
+  async flush(): Promise<ReadonlySet<string>> {
+    const pending = this.pending;
+    if (pending.size === 0) return new Set();
+    this.pending = new Map();
+    const refused = new Set<string>();
+    try {
+      // Every flush admits its names again: a cleaner that just dropped one as empty learns of it again.
+      // OTHER always: refused names' counts go there.
+      const reserved = RESERVED.filter((n) => n === OTHER || pending.has(n));
+      const names = [...reserved, ...[...pending.keys()].filter((n) => !RESERVED.includes(n))];
+      const reply = await this.redis.counterAdmit(this.keys.counterNames(), this.namesMax, reserved.length, ...names);
+      const size = reply[names.length]!;
+      if (this.known.size > this.namesMax + RESERVED.length) this.known.clear();
+      names.forEach((name, i) => (reply[i] === 1 ? this.known.add(name) : refused.add(name)));
+      this.full = size >= this.namesMax;
+      if (this.full && this.known.size !== size) {
+        this.known = new Set(await this.redis.zrange(this.keys.counterNames(), '0', '-1'));
+      }
+      for (const name of refused) {
+        const other = pending.get(OTHER) ?? new Map<number, number>();
+        for (const [second, count] of pending.get(name)!) other.set(second, (other.get(second) ?? 0) + count);
+        pending.set(OTHER, other);
+        pending.delete(name);
+      }
+      await Promise.all(
+        [...pending].map(([name, bySecond]) =>
+          this.redis.counterAdd(...PRECISIONS.map((p) => this.keys.counter(name, p)), ...PRECISIONS, ...[...bySecond].flat()),
+        ),
+      );
+    } catch (err) {
+      for (const [name, bySecond] of pending) for (const [second, count] of bySecond) this.add(name, count, second * 1000);
+      throw err;
+    }
+    return refused;
+  }
+
+  async list(): Promise<string[]> {
+    return this.redis.zrange(this.keys.counterNames(), '0', '-1');
+  }
+
+  /** A counter's samples at `precision` (seconds, one of PRECISIONS), oldest first. */
+  async samples(name: string, precision: number): Promise<CounterSample[]> {
+    if (!(PRECISIONS as readonly number[]).includes(precision)) throw badInput('precision', `must be one of ${PRECISIONS.join(', ')} (seconds)`);
+    const hash = await this.redis.hgetall(this.keys.counter(name, precision));
+    return Object.entries(hash)
+      .map(([time, count]) => ({ time: Number(time), count: Number(count) }))
+      .sort((a, b) => a.time - b.time)
+      .map(({ time, count }) => ({ time: new Date(time * 1000), count }));
+  }
+
+  /**
+   * Drops samples older than `sampleCount` of their precision before `now` (ms), and counters left empty (the
+   * book's clean_counters, one pass). Returns how many counters were dropped.
+   */
+  async clean(sampleCount = SAMPLE_COUNT, now = this.now()): Promise<number> {
+    const nowSeconds = Math.floor(now / 1000);
+    let dropped = 0;
+    for (const name of await this.list()) {
+      const left = await Promise.all(PRECISIONS.map((p) => this.redis.counterClean(this.keys.counter(name, p), nowSeconds - sampleCount * p)));
+      if (left.every((n) => n === 0)) {
+        await this.redis.zrem(this.keys.counterNames(), name);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * Sessions (the book's chapter 4 login tokens): a 256-bit random token whose SHA-256 names a key holding
+ * the username, with an idle expiry that every use pushes back (GETEX ... EX: lookup and refresh in one round
+ * trip). Only the hash is stored, so a read of Redis does not yield usable tokens.
+ *
+ * Resolved sessions are cached in the process for CACHE_MS, so most operations make no round trip for their token.
+ * A revocation deletes the key, rings the revocation doorbell with the token's hash, and waits until every process
+ * the ring reached (SPUBLISH counts them) has dropped the token and ended its live subscriptions, and confirmed it
+ * on the revoker's own channel: once `revoke` returns, no process accepts the token. The cache is only used while
+ * rings can arrive (the doorbell read once, its connection up, the entry cached under this connection); a process
+ * that does not confirm within ACK_WAIT_MS (stalled) is not waited for longer. Live subscriptions of a token
+ * (`watch`) end when its revocation is heard, and a periodic check finds the ones that expired.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keys } from '../../redis/keys.js';
+import type { MailboxPoller } from '../mailbox/poller.js';
+
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** How long a resolved session is trusted without asking Redis. */
+const CACHE_MS = 5000;
+/** Sessions cached per process (least recently used go first). */
+const CACHE_MAX = 10_000;
+/** How long a revocation waits for the processes it reached to confirm. */
+const ACK_WAIT_MS = 1000;
+
+interface Cached {
+  username: string;
+  /** The doorbell connection the session was resolved under. */
+  connection: number;
+}
+
+interface Confirmations {
+  count: number;
+  /** Set once the revoker waits: called when `count` reaches what it waits for. */
+  check?: () => void;
+}
+
+export class SessionService {
+  private readonly cache = new LRUCache<string, Cached>({ max: CACHE_MAX, ttl: CACHE_MS });
+  /** Moves on every revocation seen here; a lookup that overlapped one does not fill the cache. */
+  private revocations = 0;
+  /** The revocation doorbell has been read once: revocations reach this process. */
+  private listening = false;
+  /** Where other processes confirm the revocations this one rings. */
+  private readonly ackChannel: string;
+  /** Confirmations received, by the revocation's head value (kept ACK_WAIT_MS). */
+  private readonly confirmations = new Map<string, Confirmations>();
+  /** What to do when a token is revoked or expires (live subscriptions end), by token hash. */
+  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly unlisten: (() => void)[];
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly ttlSeconds: number,
+    private readonly poller: MailboxPoller,
+    /** How often watched sessions are checked again (expiry; a revocation needs no check). */
+    checkMs: number,
+    private readonly log: Logger,
+  ) {
+    const { head, bell, ack } = keys.sessionRevocations();
+    this.ackChannel = ack(randomUUID());
+    this.unlisten = [
+      poller.listen(bell, (message) => this.heard(message)),
+      poller.listen(this.ackChannel, (value) => this.confirmed(value)),
+      poller.watch(head, bell, (ring) => {
+        this.listening = true;
+        if (ring?.data) return; // heard() has handled it
+        // A move found by a read (a ring lost on its way) could be any token.
+        this.revocations++;
+        this.cache.clear();
+        void this.check();
+      }),
+    ];
+    this.timer = setInterval(() => void this.check(), checkMs);
+    this.timer.unref();
+  }
+
+  /** Whether a string has the shape of a token this service issues (checked before any Redis call). */
+  static isWellFormed(token: string): boolean {
+    return TOKEN_PATTERN.test(token);
+  }
+
+  async create(username: string): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    await this.redis.set(this.keys.session(hashOf(token)), username, 'EX', this.ttlSeconds);
+    return token;
+  }
+
+  /** The username the token belongs to, refreshing its idle expiry; null when unknown, expired or revoked. */
+  async resolve(token: string): Promise<string | null> {
+    if (!SessionService.isWellFormed(token)) return null;
+    const hash = hashOf(token);
+    const doorbells = this.poller.doorbells();
+    const cacheable = this.listening && doorbells.up;
+    const cached = cacheable ? this.cache.get(hash) : undefined;
+    if (cached?.connection === doorbells.connection) return cached.username;
+    const revocations = this.revocations;
+    const username = await this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds);
+    const still = this.poller.doorbells();
+    if (username !== null && cacheable && still.up && still.connection === doorbells.connection && revocations === this.revocations) {
+      this.cache.set(hash, { username, connection: doorbells.connection });
+    }
+    return username;
+  }
+
+  /**
+   * Revokes the token in every process: when this returns, every process that can hear revocations has dropped it
+   * and ended its subscriptions. True when there was a session to revoke.
+   */
+  async revoke(token: string): Promise<boolean> {
+    if (!SessionService.isWellFormed(token)) return false;
+    const hash = hashOf(token);
+    this.forget(hash);
+    if ((await this.redis.del(this.keys.session(hash))) === 0) return false;
+    const { head, bell } = this.keys.sessionRevocations();
+    const [value, receivers] = await this.redis.doorbellRing(head, bell, `${hash} ${this.ackChannel}`);
+    await this.confirmedBy(String(value), receivers);
+    return true;
+  }
+
+  /**
+   * Calls `onRevoked` once when the token is revoked (in any process) or found expired, for a live subscription to
+   * end. Returns the function that stops watching.
+   */
+  watch(token: string, onRevoked: () => void): () => void {
+    const hash = hashOf(token);
+    const callbacks = this.watchers.get(hash) ?? new Set();
+    this.watchers.set(hash, callbacks);
+    let called = false;
+    const callback = () => {
+      if (called) return;
+      called = true;
+      unwatch();
+      onRevoked();
+    };
+    const unwatch = () => {
+      callbacks.delete(callback);
+      if (callbacks.size === 0 && this.watchers.get(hash) === callbacks) this.watchers.delete(hash);
+    };
+    callbacks.add(callback);
+    return unwatch;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const unlisten of this.unlisten) unlisten();
+  }
+
+  /** A ring of the revocation doorbell: "<head> <value> <token hash> <ack channel>". */
+  private heard(message: string): void {
+    const [, value, hash, ackChannel] = message.split(' ');
+    if (!value || !hash) return;
+    this.forget(hash);
+    for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
+    if (ackChannel) this.redis.spublish(ackChannel, value).catch((err: Error) => this.log.warn({ err }, 'revocation confirmation failed'));
+  }
+
+  private confirmed(value: string): void {
+    const entry = this.confirmations.get(value);
+    if (entry) {
+      entry.count++;
+      entry.check?.();
+      return;
+    }
+    // The confirmation can arrive before the ring's reply: kept until the revoker waits for it.
+    const early: Confirmations = { count: 1 };
+    this.confirmations.set(value, early);
+    setTimeout(() => !early.check && this.confirmations.delete(value), ACK_WAIT_MS).unref();
+  }
+
+  /** Resolves once `receivers` processes confirmed revocation `value`, or after ACK_WAIT_MS. */
+  private confirmedBy(value: string, receivers: number): Promise<void> {
+    const entry = this.confirmations.get(value) ?? { count: 0 };
+    this.confirmations.set(value, entry);
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.confirmations.delete(value);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.log.warn({ confirmed: entry.count, receivers }, 'revocation not confirmed by every process in time');
+        done();
+      }, ACK_WAIT_MS);
+      entry.check = () => entry.count >= receivers && done();
+      entry.check();
+    });
+  }
+
+  /** Asks Redis about every watched session (refreshing its idle expiry: a live subscription is use of it). */
+  private async check(): Promise<void> {
+    const hashes = [...this.watchers.keys()];
+    if (hashes.length === 0) return;
+    try {
+      const usernames = await Promise.all(hashes.map((hash) => this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds)));
+      hashes.forEach((hash, i) => {
+        if (usernames[i] === null) for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
+      });
+    } catch {
+      // Redis away: the sessions stay until a check can tell.
+    }
+  }
+
+  private forget(hash: string): void {
+    this.revocations++;
+    this.cache.delete(hash);
+  }
+}
+
+function hashOf(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

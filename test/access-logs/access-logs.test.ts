@@ -1,0 +1,173 @@
+/**
+ * Access-log analytics end to end: a generated gzip log of 100,000 lines uploaded over GraphQL (multipart),
+ * processed by 3 processors in a worker, gives exactly the counts computed here line by line; a second upload of
+ * the same day doubles them; malformed lines are reported; the file leaves Redis; admins only; size bounds.
+ */
+import { gzipSync } from 'node:zlib';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { createKeys } from '../../src/redis/keys.js';
+import { CityImport } from '../../src/services/geo/geo-import.js';
+import type { Worker } from '../../src/worker/worker.js';
+import { startWorker } from '../../src/worker/start.js';
+import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+
+const UPLOAD = 'mutation($f: File!) { uploadAccessLog(file: $f) { id filename bytes status } }';
+const VISITS = 'query($d: String!, $l: GeoLevel) { dailyVisits(day: $d, level: $l, first: 1000) { place count } }';
+
+let t: TestApp;
+let worker: Worker;
+let admin: string;
+
+async function upload(app: TestApp, token: string, name: string, body: Buffer) {
+  const form = new FormData();
+  form.append('operations', JSON.stringify({ query: UPLOAD, variables: { f: null } }));
+  form.append('map', JSON.stringify({ 0: ['variables.f'] }));
+  form.append('0', new Blob([new Uint8Array(body)]), name);
+  const res = await fetch(app.url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'graphql-require-preflight': '1' }, body: form });
+  return { status: res.status, ...((await res.json()) as { data?: { uploadAccessLog: { id: string; bytes: number; status: string } } | null; errors?: { extensions?: { code?: string } }[] }) };
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ LOG_PROCESSORS: '3', LOG_POLL_MS: '50', UPLOAD_MAX_BYTES: '4000000', LOGS_HELD_MAX_BYTES: '8000000' });
+  worker = startWorker(t.redis, t.app.services, t.config, createLogger('silent'));
+  admin = (await t.signUp('admin')).token;
+  // City data with regions and cities (the ip-location-db city layout), a gap, and IPv6.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-logs-'));
+  const ranges = path.join(dir, 'cities.csv');
+  writeFileSync(
+    ranges,
+    [
+      '10.0.0.0,10.0.0.255,FR,Ile-de-France,,Paris,75001,48.85,2.35',
+      '10.0.1.0,10.0.1.255,FR,Auvergne-Rhone-Alpes,,Lyon,69001,45.76,4.83',
+      '10.0.3.0,10.0.3.255,JP,Tokyo,,Tokyo,100,35.68,139.69',
+      '2001:db8::,2001:db8::ffff,US,California,,San Jose,95101,37.33,-121.89',
+    ].join('\n'),
+  );
+  await new CityImport(t.redis, createKeys(t.config.keyPrefix)).run({ blocks: [ranges] });
+  rmSync(dir, { recursive: true, force: true });
+});
+
+afterAll(async () => {
+  await worker?.stop(1000);
+  await t?.close();
+});
+
+/** What a visit counts for, by the rules API.md's dailyVisits documents, from the lookups of citiesByIp. */
+function places(city: { country: string; region: string | null; city: string | null } | null): Record<string, string | null> {
+  const country = city?.country ?? 'unknown';
+  return {
+    COUNTRY: country,
+    REGION: city?.region ? `${country}/${city.region}` : null,
+    CITY: city?.city ? `${country}/${city.region ?? ''}/${city.city}` : null,
+  };
+}
+
+describe('access-log analytics', () => {
+  it('counts 100,000 gzip lines with 3 processors exactly as computed directly; a second upload of the day doubles them', async () => {
+    const ips = ['10.0.0.7', '10.0.0.200', '10.0.1.9', '10.0.2.5' /* gap */, '10.0.3.3', '2001:db8::42', '192.0.2.1' /* none */];
+    const days = ['2026-11-20', '2026-11-21'];
+    const lines: string[] = [];
+    for (let i = 0; i < 100_000; i++) lines.push(`${ips[(i * 7) % ips.length]} ${days[i % 2]} 12:${String(i % 60).padStart(2, '0')}:00 view`);
+    const malformed = ['garbage', '10.0.0.1 2026-13-45 00:00:00 view', 'not-an-ip 2026-11-20 00:00:00 view', '10.0.0.1 2026-11-20'];
+    for (const [i, m] of malformed.entries()) lines.splice(1000 * (i + 1), 0, m);
+    const file = gzipSync(Buffer.from(`${lines.join('\n')}\n`));
+
+    // Expected, line by line, with citiesByIp for the places.
+    const lookup = await t.gql<{ citiesByIp: ({ country: string; region: string | null; city: string | null } | null)[] }>(
+      'query($ips: [String!]!) { citiesByIp(ips: $ips) { country region city } }',
+      { ips },
+      admin,
+    );
+    const cityOf = new Map(ips.map((ip, i) => [ip, lookup.data!.citiesByIp[i]!]));
+    const expected = new Map<string, Map<string, number>>();
+    for (const line of lines) {
+      const [ip = '', day = ''] = line.split(' ');
+      if (!cityOf.has(ip) || !days.includes(day) || line.split(' ').length < 4) continue;
+      for (const [level, place] of Object.entries(places(cityOf.get(ip)!))) {
+        if (!place) continue;
+        const m = expected.get(`${day} ${level}`) ?? new Map<string, number>();
+        expected.set(`${day} ${level}`, m.set(place, (m.get(place) ?? 0) + 1));
+      }
+    }
+
+    const visits = async (day: string, level: string) => {
+      const r = await t.gql<{ dailyVisits: { place: string; count: number }[] }>(VISITS, { d: day, l: level }, admin);
+      return new Map(r.data!.dailyVisits.map((v) => [v.place, v.count]));
+    };
+    const processed = async (n: number) =>
+      eventually(async () => {
+        const r = await t.gql<{ notifications: { kind: string; data: { lines: number; errors: number } }[] }>('{ notifications { kind data } }', {}, admin);
+        return r.data!.notifications.filter((x) => x.kind === 'logProcessed').length >= n;
+      }, 60_000, 200);
+
+    for (const round of [1, 2]) {
+      const r = await upload(t, admin, `access-${round}.log.gz`, file);
+      expect(r.errors).toBeUndefined();
+      expect(r.data!.uploadAccessLog).toMatchObject({ bytes: file.length, status: 'PROCESSING' });
+      expect(await processed(round)).toBe(true);
+      for (const day of days) {
+        for (const level of ['COUNTRY', 'REGION', 'CITY']) {
+          const want = new Map([...(expected.get(`${day} ${level}`) ?? new Map<string, number>())].map(([p, c]) => [p, c * round]));
+          expect(await visits(day, level)).toEqual(want);
+        }
+      }
+      // The file left Redis once every processor was done.
+      const k = createKeys(t.config.keyPrefix).accessLogs();
+      expect(await t.redis.exists(k.upload(r.data!.uploadAccessLog.id).data)).toBe(0);
+      expect(Number(await t.redis.get(k.held))).toBe(0);
+    }
+    const notes = await t.gql<{ notifications: { kind: string; data: { lines: number; errors: number } }[] }>('{ notifications { kind data } }', {}, admin);
+    const report = notes.data!.notifications.filter((x) => x.kind === 'logProcessed');
+    expect(report.map((x) => x.data)).toEqual([
+      expect.objectContaining({ lines: 100_004, errors: 4 }),
+      expect.objectContaining({ lines: 100_004, errors: 4 }),
+    ]);
+  }, 120_000);
+
+  it('counts a share once when a processor repeats it (as after dying before it marked the announcement read)', async () => {
+    const idle = await startTestApp({ LOG_PROCESSORS: '2', ADMIN_USERS: 'boss' });
+    try {
+      const boss = (await idle.signUp('boss')).token;
+      const log = Array.from({ length: 10 }, (_, i) => `10.0.0.${i} 2026-11-22 10:00:00 view`).join('\n');
+      const r = await upload(idle, boss, 'repeat.log', Buffer.from(log));
+      const id = r.data!.uploadAccessLog.id;
+      const processShare = (share: number) =>
+        (idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }).processShare(id, share);
+      await processShare(1);
+      await processShare(1); // the repeat
+      const k = createKeys(idle.config.keyPrefix).accessLogs();
+      expect(await idle.redis.exists(k.upload(id).data)).toBe(1); // share 2 is still to come
+      await processShare(2);
+      expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
+      expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['10', 'DONE']);
+      expect(await idle.redis.zscore(k.visits('2026-11-22', 'COUNTRY'), 'unknown')).toBe('10'); // no city data in this app
+    } finally {
+      await idle.close();
+    }
+  });
+
+  it('is for admins; refuses an oversized file before storing it, and BUSY past the bytes held', async () => {
+    const user = await t.signUp();
+    expect((await upload(t, user.token, 'x.log', Buffer.from('10.0.0.1 2026-11-20 00:00:00 view\n'))).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const oversized = await upload(t, admin, 'big.log', Buffer.alloc(4_000_001, 'a'));
+    expect(oversized.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const k = createKeys(t.config.keyPrefix).accessLogs();
+    expect(Number((await t.redis.get(k.held)) ?? 0)).toBe(0);
+    expect((await t.gql(VISITS, { d: '2026-99-01' }, admin)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+
+    // No processors here: uploads wait, and past the bound the next one is BUSY.
+    const idle = await startTestApp({ UPLOAD_MAX_BYTES: '2000', LOGS_HELD_MAX_BYTES: '3000', ADMIN_USERS: 'boss' });
+    try {
+      const boss = (await idle.signUp('boss')).token;
+      const line = Buffer.alloc(1600, 'x'); // two would hold 3200 bytes
+      expect((await upload(idle, boss, uniqueName('a'), line)).data?.uploadAccessLog.status).toBe('PROCESSING');
+      expect((await upload(idle, boss, uniqueName('b'), line)).errors?.[0]?.extensions?.code).toBe('BUSY');
+    } finally {
+      await idle.close();
+    }
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Operations that span a chat's slot and a user's slot run as ordered single-slot steps. These tests stop an
+ * operation between its steps (by running only the first step's script, as a process killed there would) and
+ * show that the result repeats work and never loses it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys } from '../../src/redis/keys.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { CHAT, MESSAGE_ADDED, createChat, record, send, sendMany } from '../support/chats.js';
+
+let t: TestApp;
+let keys: ReturnType<typeof createKeys>;
+beforeAll(async () => {
+  t = await startTestApp({ CHAT_HISTORY: '5', CHAT_BACKLOG: '20' });
+  keys = createKeys(t.config.keyPrefix);
+});
+afterAll(() => t.close());
+
+describe('a crash between the steps of', () => {
+  it('a join (index written, chat not yet): the chat stays invisible and forbidden, and the join can be done again', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [], 'before', true);
+    const u = keys.user(bob.username);
+    await t.redis.userChats(u.chats, u.chatsVersion, 'add', chatId, u.bell); // step 1 only
+
+    const live = record(t.wsClient(bob.token), MESSAGE_ADDED, {});
+    expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
+    expect((await t.gql(CHAT, { c: chatId }, bob.token)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+
+    // Joining again completes it; the all-chats subscription that was already watching wakes up.
+    await t.gql('mutation($c: ID!) { joinChat(chatId: $c) { id } }', { c: chatId }, bob.token);
+    await send(t, ann.token, chatId, 'after join');
+    await live.until((items) => items.length === 1);
+    expect(live.items.map((m) => m.text)).toEqual(['after join']);
+  });
+
+  it('a leave (chat written, index not yet): the chat is gone from chats and from subscriptions', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'hi');
+    const c = keys.chat(chatId);
+    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt, bob.username, 5, c.bell, ''); // step 1 only
+    expect(await t.redis.zscore(keys.user(bob.username).chats, chatId)).not.toBeNull(); // the stale index entry
+
+    expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
+    const live = record(t.wsClient(bob.token), MESSAGE_ADDED, {});
+    const other = await createChat(t, ann.token, [bob.username], 'other chat');
+    await send(t, ann.token, chatId, 'not for bob');
+    await live.until((items) => items.length === 1);
+    expect(live.items.map((m) => m.chatId)).toEqual([other]);
+
+    // Leaving again is refused (not a member) but clears the stale entry.
+    const again = await t.gql('mutation($c: ID!) { leaveChat(chatId: $c) }', { c: chatId }, bob.token);
+    expect(again.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(await t.redis.zscore(keys.user(bob.username).chats, chatId)).toBeNull();
+  });
+
+  it('a leave whose index step runs after a concurrent add re-made the user a member: the entry stays', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'hi');
+    const c = keys.chat(chatId);
+    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt, bob.username, 5, c.bell, ''); // bob's leave, step 1
+    await t.gql('mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }', { c: chatId, u: bob.username }, ann.token);
+    // bob's leave, step 2 (the index), running late:
+    await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(bob.username, chatId);
+    const chats = await t.gql<{ chats: { id: string }[] }>('{ chats { id } }', {}, bob.token);
+    expect(chats.data?.chats.map((x) => x.id)).toEqual([chatId]);
+  });
+
+  it('a send that claimed gap notifications and died before delivering them: a later send delivers them', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username]);
+    await sendMany(t, ann.token, chatId, 20, 'm', 1);
+    await t.gql('mutation($c: ID!) { markRead(chatId: $c, upTo: 20) { id } }', { c: chatId }, ann.token);
+    const c = keys.chat(chatId);
+    // The 21st message drops bob's oldest; this sender claims the gap with a 1 ms lease and never delivers it.
+    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt, ann.username, 'crashing', 20, 5, c.bell, 1, 16_384, 20, '');
+    expect(await t.redis.hlen(c.gaps)).toBe(1);
+    await new Promise((r) => setTimeout(r, 5));
+
+    await send(t, ann.token, chatId, 'next');
+    const notes = await t.gql<{ notifications: { kind: string; data: { from: number; to: number } }[] }>('{ notifications { kind data } }', {}, bob.token);
+    const gaps = notes.data!.notifications.filter((n) => n.kind === 'gap');
+    expect(gaps.map((g) => g.data)).toMatchObject([{ from: 1, to: 3 }]);
+    expect(await t.redis.hlen(c.gaps)).toBe(0);
+    const state = await t.gql<{ chat: { readUpTo: number } }>(CHAT, { c: chatId }, bob.token);
+    expect(state.data?.chat.readUpTo).toBe(3);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * Locks and semaphores on real Redis: the book's tests, leases that expire, fencing tokens, withLock losing its
+ * lease, and several processes contending (a plain GET/SET counter under the lock; a semaphore of 3).
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys } from '../../src/redis/keys.js';
+import { createLogger } from '../../src/logger.js';
+import { closeRedisClient, createRedisClient } from '../../src/redis/clients.js';
+import { createServices } from '../../src/services/index.js';
+import { HANDOFF_MAX, LeaseLostError } from '../../src/services/coordination/locks.js';
+import { redisEnv, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp();
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('locks', () => {
+  it("passes the book's test: a held lock refuses, frees itself when its lease ends, and releases", async () => {
+    const locks = t.app.services.locks;
+    const name = uniqueName('book');
+    const first = await locks.acquire(name, { leaseMs: 1000 });
+    expect(first).not.toBeNull();
+    expect(await locks.acquire(name, { leaseMs: 1000, waitMs: 10 })).toBeNull();
+    await sleep(2000);
+    const second = await locks.acquire(name, { leaseMs: 1000 });
+    expect(second).not.toBeNull();
+    expect(await locks.release(second!)).toBe(true);
+    const third = await locks.acquire(name, { leaseMs: 1000 });
+    expect(third).not.toBeNull();
+    expect(await locks.release(third!)).toBe(true);
+  });
+
+  it('refuses extend and release to a holder whose lease ended, whose fencing token is lower than the next', async () => {
+    const locks = t.app.services.locks;
+    const name = uniqueName('fence');
+    const stale = (await locks.acquire(name, { leaseMs: 100 }))!;
+    await sleep(250);
+    const next = (await locks.acquire(name, { leaseMs: 5000 }))!;
+    expect(next).not.toBeNull();
+    expect(next.fence).toBeGreaterThan(stale.fence);
+    expect(await locks.extend(stale, 5000)).toBe(false);
+    expect(await locks.release(stale)).toBe(false);
+    // The stale holder changed nothing: the next one still holds the lock.
+    expect(await locks.acquire(name, { leaseMs: 1000 })).toBeNull();
+    expect(await locks.extend(next, 5000)).toBe(true);
+    expect(await locks.release(next)).toBe(true);
+  });
+
+  it('wakes a waiter when the holder releases, long before the lease would end', async () => {
+    const locks = t.app.services.locks;
+    const name = uniqueName('wake');
+    const holder = (await locks.acquire(name, { leaseMs: 30_000 }))!;
+    // It waits less than the holder's lease: only the release can let it in.
+    const waiting = locks.acquire(name, { leaseMs: 1000, waitMs: 20_000 });
+    await sleep(200);
+    await locks.release(holder);
+    const got = await waiting;
+    expect(got).not.toBeNull();
+    expect(got!.fence).toBe(holder.fence + 1);
+    await locks.release(got!);
+  });
+
+  it('withLock extends the lease while its function runs, and releases after', async () => {
+    const locks = t.app.services.locks;
+    const name = uniqueName('long');
+    const result = await locks.withLock(name, { leaseMs: 300 }, async (signal) => {
+      await sleep(1000); // more than three leases
+      expect(signal.aborted).toBe(false);
+      expect(await locks.acquire(name, { leaseMs: 100 })).toBeNull();
+      return 42;
+    });
+    expect(result).toBe(42);
+    const after = await locks.acquire(name, { leaseMs: 100 });
+    expect(after).not.toBeNull();
+    await locks.release(after!);
+  });
+
+  it("withLock aborts its function's signal when the lease is lost, and BUSY when the lock stays held", async () => {
+    const locks = t.app.services.locks;
+    const name = uniqueName('lost');
+    let reason: unknown;
+    await locks.withLock(name, { leaseMs: 300 }, async (signal) => {
+      // Another party takes the lock over (as after a pause longer than the lease).
+      await t.redis.set(createKeys(t.config.keyPrefix).lock(name).owner, 'someone-else');
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      reason = signal.reason;
+    });
+    expect(reason).toBeInstanceOf(LeaseLostError);
+    // The lock is still the other party's: withLock did not release it.
+    expect(await t.redis.get(createKeys(t.config.keyPrefix).lock(name).owner)).toBe('someone-else');
+    await expect(locks.withLock(name, { leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({ code: 'BUSY' });
+  });
+
+  it('hands the lock over within a process, yet lets a waiter of another process in', async () => {
+    const name = uniqueName('handoff');
+    if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
+    const log = createLogger('silent');
+    const otherRedis = createRedisClient(t.config.redis, log, 'other-process');
+    const other = createServices(otherRedis, t.config, log);
+    try {
+      // Ten local contenders take turns for as long as the other process's waiter has not got in.
+      let outsiderIn = false;
+      const fences: number[] = [];
+      const contenders = Array.from({ length: 10 }, async () => {
+        while (!outsiderIn) {
+          const lease = await t.app.services.locks.acquire(name, { leaseMs: 5000, waitMs: 20_000 });
+          if (!lease) continue;
+          fences.push(lease.fence);
+          await t.app.services.locks.release(lease);
+        }
+      });
+      await sleep(200);
+      const outsider = await other.locks.acquire(name, { leaseMs: 5000, waitMs: 15_000 });
+      outsiderIn = true;
+      expect(outsider).not.toBeNull();
+      expect(fences.length).toBeGreaterThan(HANDOFF_MAX); // the local ones did hand over meanwhile
+      await other.locks.release(outsider!);
+      await Promise.all(contenders);
+      // One holder at a time, each with the next fencing token.
+      const all = [...fences, outsider!.fence].sort((a, b) => a - b);
+      expect(new Set(all).size).toBe(all.length);
+    } finally {
+      await other.close();
+      await closeRedisClient(otherRedis);
+    }
+  });
+
+  it('keeps a plain GET/SET counter exact: 20 clients in 3 processes, 200 increments each', async () => {
+    const outputs = await Promise.all([7, 7, 6].map((clients) => contender('lock-counter', clients, 200)));
+    expect(outputs).toHaveLength(3);
+    expect(await t.redis.get(`${t.config.keyPrefix}contended:{counter}`)).toBe('4000');
+  }, 180_000);
+});
+
+describe('semaphores', () => {
+  it("passes the book's test: three in, a fourth refused, a timed-out holder's place is given again", async () => {
+    const sem = t.app.services.semaphores;
+    const name = uniqueName('book');
+    const holders = await Promise.all([1, 2, 3].map(() => sem.acquire(name, 3, 1000)));
+    expect(holders.every((h) => h !== null)).toBe(true);
+    expect(await sem.acquire(name, 3, 1000)).toBeNull();
+    await sleep(2000);
+    const late = await sem.acquire(name, 3, 1000);
+    expect(late).not.toBeNull();
+    expect(await sem.release(name, late!)).toBe(true);
+    const again = await Promise.all([1, 2, 3].map(() => sem.acquire(name, 3, 1000)));
+    expect(again.every((h) => h !== null)).toBe(true);
+    expect(await sem.acquire(name, 3, 1000)).toBeNull();
+    // The timed-out holders are gone for good.
+    expect(await sem.refresh(name, holders[0]!, 1000)).toBe(false);
+    expect(await sem.release(name, holders[0]!)).toBe(false);
+  });
+
+  it('keeps a refreshed holder in', async () => {
+    const sem = t.app.services.semaphores;
+    const name = uniqueName('refresh');
+    const holder = (await sem.acquire(name, 1, 400))!;
+    for (let i = 0; i < 4; i++) {
+      await sleep(200);
+      expect(await sem.refresh(name, holder, 400)).toBe(true);
+    }
+    expect(await sem.acquire(name, 1, 400)).toBeNull();
+    expect(await sem.release(name, holder)).toBe(true);
+    expect(await sem.acquire(name, 1, 400)).not.toBeNull();
+  });
+
+  it('never lets a fourth in when 3 processes share a semaphore of 3', async () => {
+    const outputs = await Promise.all([1, 2, 3].map(() => contender('semaphore', 4, 300)));
+    const max = Math.max(...outputs.map((o) => o.max));
+    const acquired = outputs.reduce((sum, o) => sum + o.acquired, 0);
+    console.log(`semaphore of 3, 12 clients in 3 processes: ${acquired} acquisitions, at most ${max} inside at once`);
+    expect(max).toBe(3); // full, and never more
+    expect(acquired).toBeGreaterThan(100);
+  }, 120_000);
+});
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs test/support/contender.ts against this file's Redis and key prefix; resolves with what it printed. */
+function contender(mode: string, clients: number, count: number): Promise<{ max: number; acquired: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/contender.ts', mode, String(clients), String(count)], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...redisEnv(), KEY_PREFIX: t.config.keyPrefix },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`contender ${mode} exited with ${code}:\n${out}`));
+      const line = out.trim().split('\n').pop() ?? '';
+      resolve(JSON.parse(line) as { max: number; acquired: number });
+    });
+  });
+}

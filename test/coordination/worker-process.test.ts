@@ -1,0 +1,72 @@
+/**
+ * How the worker runs: inside `npm start` unless WORKER=off, and as `npm run worker` beside a gateway on its
+ * embedded Redis; SIGTERM stops it with exit code 0.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, inject, it } from 'vitest';
+import { eventually, postGraphQL, redisEnv, uniqueName, uniquePrefix } from '../support/app.js';
+import { spawnWorker, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+
+const SIGN_UP = 'mutation($u: String!) { signUp(username: $u, password: "password123") { token } }';
+const CREATE_CHAT = 'mutation($m: [String!]!) { createChat(members: $m) { id } }';
+const SCHEDULE = 'mutation($c: ID!, $at: DateTime!) { scheduleMessage(chatId: $c, text: "hello later", sendAt: $at) { id } }';
+const LAST_ID = 'query($c: ID!) { chat(id: $c) { lastMessageId } }';
+
+/** Two users and a chat on gateway `g`; a message scheduled for now; a probe of the chat's last id. */
+async function scheduleNow(g: GatewayProcess): Promise<() => Promise<number>> {
+  const token = async (name: string) => {
+    const r = await postGraphQL<{ signUp: { token: string } }>(g.url, SIGN_UP, { u: name });
+    return r.data!.signUp.token;
+  };
+  const bob = uniqueName('bob');
+  const ann = await token(uniqueName('ann'));
+  await token(bob);
+  const chat = await postGraphQL<{ createChat: { id: string } }>(g.url, CREATE_CHAT, { m: [bob] }, ann);
+  const chatId = chat.data!.createChat.id;
+  const scheduled = await postGraphQL(g.url, SCHEDULE, { c: chatId, at: new Date().toISOString() }, ann);
+  expect(scheduled.errors).toBeUndefined();
+  return async () => (await postGraphQL<{ chat: { lastMessageId: number } }>(g.url, LAST_ID, { c: chatId }, ann)).data!.chat.lastMessageId;
+}
+
+describe('the worker', () => {
+  it('runs inside the gateway by default', async () => {
+    const g = await startGateway({ ...redisEnv(), KEY_PREFIX: uniquePrefix(), QUEUE_POLL_MS: '50' });
+    try {
+      const lastId = await scheduleNow(g);
+      expect(await eventually(async () => (await lastId()) === 1, 10_000)).toBe(true);
+      expect(g.output()).toContain('"msg":"worker started"');
+    } finally {
+      expect((await stopGateway(g)).code).toBe(0);
+    }
+  });
+
+  it.runIf(inject('redis').kind === 'standalone')(
+    'with WORKER=off leaves tasks to `npm run worker`, which finds the embedded Redis and stops on SIGTERM',
+    async () => {
+      const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-'));
+      const g = await startGateway({ DATA_DIR: dataDir, WORKER: 'off' });
+      try {
+        const lastId = await scheduleNow(g);
+        await sleep(1000);
+        expect(await lastId()).toBe(0); // nobody sends it
+        expect(g.output()).not.toContain('worker started');
+
+        const worker = spawnWorker({ DATA_DIR: dataDir, QUEUE_POLL_MS: '50' });
+        let out = '';
+        worker.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+        worker.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+        const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+        expect(await eventually(async () => (await lastId()) === 1, 15_000)).toBe(true);
+        worker.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        expect(out).toContain('"msg":"worker stopped"');
+      } finally {
+        expect((await stopGateway(g)).code).toBe(0);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+});

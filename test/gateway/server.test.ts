@@ -1,0 +1,281 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix, wsClient, wsRequest } from '../support/app.js';
+import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
+import { spawnGateway, startGateway, stopGateway } from '../support/gateway-process.js';
+import { freePort, startRedisProcess } from '../support/redis-servers.js';
+
+const SIGN_UP = 'mutation($u: String!) { signUp(username: $u, password: "password123") { token } }';
+const SIGN_IN = 'mutation($u: String!) { signIn(username: $u, password: "password123") { user { username } } }';
+
+function openSocket(url: string): Promise<{ socket: WebSocket; closed: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url.replace('http', 'ws'), 'graphql-transport-ws');
+    const closed = new Promise<number>((r) => socket.once('close', (code) => r(code)));
+    socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: {} })));
+    socket.once('message', (data: Buffer) => {
+      const message = data.toString();
+      if ((JSON.parse(message) as { type: string }).type === 'connection_ack') resolve({ socket, closed });
+      else reject(new Error(message));
+    });
+    socket.once('error', reject);
+  });
+}
+
+describe('graceful stop', () => {
+  it('on SIGTERM closes sockets with 1001, finishes the in-flight request, and exits 0 within 10 s', async () => {
+    const g = await startGateway({ ...redisEnv(), KEY_PREFIX: uniquePrefix() });
+    const { closed } = await openSocket(g.url);
+
+    // An in-flight request: headers and half the body sent before the signal, the rest after.
+    const body = JSON.stringify({ query: SIGN_UP, variables: { u: uniqueName('inflight') } });
+    let status = 0;
+    const response = new Promise<string>((resolve, reject) => {
+      const req = request(g.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        status = res.statusCode ?? 0;
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 20));
+      setTimeout(() => {
+        g.child.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(20)), 300);
+      }, 300);
+    });
+
+    expect(await closed).toBe(1001);
+    const text = await response;
+    expect(status).toBe(200);
+    expect(text).toContain('"token"');
+    const started = Date.now();
+    const { code } = await g.exited;
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('reconnection', () => {
+  it('reports not ready while Redis is away and recovers by itself when it returns', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-reconnect-'));
+    const port = await freePort();
+    let redis = await startRedisProcess(dir, port);
+    const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLUSTER_NODES: '' });
+    const readyz = t.url.replace('/graphql', '/readyz');
+    try {
+      expect((await fetch(readyz)).status).toBe(200);
+      await redis.stop();
+      expect(await eventually(async () => (await fetch(readyz)).status === 503, 5000)).toBe(true);
+      expect((await t.gql('mutation { signIn(username: "x_x_x", password: "password123") { token } }')).errors?.[0]?.extensions?.code).toBe(
+        'INTERNAL_SERVER_ERROR',
+      );
+      redis = await startRedisProcess(dir, port);
+      expect(await eventually(async () => (await fetch(readyz)).status === 200, 10_000)).toBe(true);
+      await t.signUp();
+    } finally {
+      await t.close();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the gateway log', () => {
+  it("keeps the gateway's warnings and errors while Redis is away and writes them to recentLogs once it is back", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-gatewaylog-'));
+    const port = await freePort();
+    let redis = await startRedisProcess(dir, port);
+    const g = await startGateway({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix(), ADMIN_USERS: 'admin', WORKER: 'off' });
+    try {
+      await redis.stop();
+      // While Redis is away: the client's connection warnings, and a request that fails (an error).
+      expect((await postGraphQL(g.url, SIGN_IN, { u: 'admin' })).errors?.[0]?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      redis = await startRedisProcess(dir, port); // empty: this server keeps no data across restarts
+      const signUp = () => postGraphQL<{ signUp: { token: string } }>(g.url, SIGN_UP, { u: 'admin' }).then((r) => r.data?.signUp.token);
+      let token: string | undefined;
+      expect(await eventually(async () => Boolean((token = await signUp())), 10_000)).toBe(true);
+      const read = async (severity: string) =>
+        (await postGraphQL<{ recentLogs: string[] }>(g.url, 'query($s: LogSeverity) { recentLogs(name: "gateway", severity: $s) }', { s: severity }, token)).data
+          ?.recentLogs ?? [];
+      expect(await eventually(async () => (await read('WARNING')).some((l) => l.includes('redis connection error')), 15_000)).toBe(true);
+      expect(await eventually(async () => (await read('ERROR')).length > 0, 5000)).toBe(true);
+    } finally {
+      await stopGateway(g);
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Redis killed and restarted from its AOF', () => {
+  it('keeps live subscriptions: they catch up after the restart; operations meanwhile get a masked error, the socket stays', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-aof-'));
+    const port = await freePort();
+    const aof = ['--appendonly', 'yes', '--appendfsync', 'always'];
+    let redis = await startRedisProcess(dir, port, aof);
+    const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLUSTER_NODES: '', POLL_IDLE_MS: '200' });
+    try {
+      const [ann, bob] = [await t.signUp(), await t.signUp()];
+      const chatId = await createChat(t, ann.token, [bob.username], 'before');
+      const client = t.wsClient(bob.token);
+      const live = record(client, MESSAGE_ADDED, { c: chatId });
+      await live.until((items) => items.length === 1);
+
+      await redis.stop(); // SIGKILL
+      const during = await wsRequest(client, '{ me { id } }');
+      expect(during.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+
+      redis = await startRedisProcess(dir, port, aof);
+      expect(await eventually(async () => (await t.gql('{ me { id } }', {}, ann.token)).data?.me !== undefined, 10_000)).toBe(true);
+      await send(t, ann.token, chatId, 'after');
+      await live.until((items) => items.length === 2, 15_000);
+      expect(live.items.map((m) => m.text)).toEqual(['before', 'after']);
+      expect(live.closed).toBeNull();
+      expect(await wsRequest(client, '{ me { id } }')).toEqual({ data: { me: { id: bob.username } } });
+    } finally {
+      await t.close();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** redis-server processes whose command line names this data directory (Linux /proc). */
+function redisServersOn(dataDir: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return cmd.includes('redis-server') && cmd.includes(dataDir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+// The embedded Redis is the same whichever Redis the project tests against; run it once.
+describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server', () => {
+  const embeddedEnv = (dataDir: string) => ({ DATA_DIR: dataDir });
+  const dataDirs: string[] = [];
+  const newDataDir = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-embedded-'));
+    dataDirs.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('persists users across a clean restart', async () => {
+    const dataDir = newDataDir();
+    const name = uniqueName('keep');
+    const first = await startGateway(embeddedEnv(dataDir));
+    expect((await postGraphQL(first.url, SIGN_UP, { u: name })).errors).toBeUndefined();
+    expect((await stopGateway(first)).code).toBe(0);
+    expect(redisServersOn(dataDir)).toEqual([]);
+
+    const second = await startGateway(embeddedEnv(dataDir));
+    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
+    expect((await stopGateway(second)).code).toBe(0);
+  });
+
+  it('after a SIGKILL of the gateway, starts again with one redis-server and every user', async () => {
+    const dataDir = newDataDir();
+    const name = uniqueName('kill');
+    const first = await startGateway(embeddedEnv(dataDir));
+    expect((await postGraphQL(first.url, SIGN_UP, { u: name })).errors).toBeUndefined();
+    await stopGateway(first, 'SIGKILL');
+    expect(redisServersOn(dataDir)).toHaveLength(1); // left behind by the killed gateway
+
+    const second = await startGateway(embeddedEnv(dataDir));
+    expect(redisServersOn(dataDir)).toHaveLength(1);
+    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
+
+    // A second gateway on the same data directory refuses to start rather than run a second server.
+    const intruder = spawnGateway(embeddedEnv(dataDir));
+    let stderr = '';
+    intruder.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((r) => intruder.once('exit', r));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/in use by the gateway/);
+    expect(redisServersOn(dataDir)).toHaveLength(1);
+
+    expect((await stopGateway(second)).code).toBe(0);
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it('restarts a redis-server that was killed, on its AOF: acknowledged writes survive, operations and subscriptions resume', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway(embeddedEnv(dataDir));
+    try {
+      const name = uniqueName('crash');
+      const signUp = await postGraphQL<{ signUp: { token: string } }>(gateway.url, SIGN_UP, { u: name });
+      const token = signUp.data!.signUp.token;
+      const chatId = (await postGraphQL<{ createChat: { id: string } }>(gateway.url, 'mutation { createChat(members: [], message: "before") { id } }', {}, token)).data!
+        .createChat.id;
+      const client = wsClient(gateway.url.replace('http', 'ws'), token, { retryAttempts: 20, retryWait: () => new Promise((r) => setTimeout(r, 200)) });
+      const live = record(client, MESSAGE_ADDED, { c: chatId });
+      await live.until((items) => items.length === 1);
+
+      const [pid] = redisServersOn(dataDir);
+      const killed = Date.now();
+      process.kill(pid!, 'SIGKILL');
+      const base = gateway.url.replace('/graphql', '');
+      expect(await eventually(async () => (await fetch(`${base}/readyz`)).status === 200, 20_000, 20)).toBe(true);
+      console.log(`embedded redis-server killed with SIGKILL: /readyz 200 again after ${Date.now() - killed} ms`);
+      expect(redisServersOn(dataDir)).toHaveLength(1);
+      expect(redisServersOn(dataDir)[0]).not.toBe(pid);
+      expect(gateway.output()).toMatch(/"msg":"embedded redis-server died; restarting it"/);
+      expect(gateway.output()).toMatch(/"msg":"embedded redis-server restarted"/);
+
+      // The user, the session and the chat were acknowledged before the kill: all there.
+      expect((await postGraphQL(gateway.url, '{ me { username } }', {}, token)).data).toEqual({ me: { username: name } });
+      expect(await eventually(async () => (await postGraphQL(gateway.url, 'mutation($c: ID!) { sendMessage(chatId: $c, text: "after") { id } }', { c: chatId }, token)).errors === undefined, 10_000)).toBe(true);
+      await live.until((items) => items.some((m) => m.text === 'after'), 20_000);
+      expect(live.items.map((m) => m.text)).toEqual(expect.arrayContaining(['before', 'after']));
+      await client.dispose();
+    } finally {
+      expect((await stopGateway(gateway)).code).toBe(0);
+    }
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it('exits non-zero when the killed redis-server cannot be restarted within EMBEDDED_RESTART_MS', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway({ ...embeddedEnv(dataDir), EMBEDDED_RESTART_MS: '2000' });
+    expect((await postGraphQL(gateway.url, SIGN_UP, { u: uniqueName('gone') })).errors).toBeUndefined();
+    // An append-only file that no longer parses: every restart fails while loading it.
+    const aofDir = path.join(dataDir, 'appendonlydir');
+    const incr = readdirSync(aofDir).find((f) => f.endsWith('.incr.aof'))!;
+    appendFileSync(path.join(aofDir, incr), 'not a command\r\n');
+    process.kill(redisServersOn(dataDir)[0]!, 'SIGKILL');
+    const { code } = await gateway.exited;
+    expect(code).toBe(1);
+    expect(gateway.output()).toMatch(/could not be restarted within 2000 ms/);
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it.each([
+    ['REDIS_SERVER_BIN names nothing', { REDIS_SERVER_BIN: '/nonexistent/redis-server' }],
+    ['redis-server is not on PATH', { PATH: '/nonexistent' }],
+  ])('fails to start in one line naming the install command when %s', async (_why, env) => {
+    const dataDir = newDataDir();
+    const child = spawnGateway({ DATA_DIR: dataDir, ...env });
+    let stderr = '';
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/apt-get install redis-server/);
+    expect(lines[0]).toMatch(/brew install redis/);
+    expect(lines[0]).toMatch(/REDIS_URL/);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * A revoked token stops everywhere at once: its live subscriptions end on every process and transport (WebSocket
+ * 4403, SSE with an UNAUTHENTICATED error) through the revocation doorbell, and once signOut returns no process
+ * accepts it, however recently that process cached it.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKeys } from '../../src/redis/keys.js';
+import { eventually, postGraphQL, redisEnv, sseSubscribe, startTestApp, uniquePrefix, type TestApp } from '../support/app.js';
+import { MESSAGE_ADDED, createChat, record } from '../support/chats.js';
+import { startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+
+const ME = '{ me { username } }';
+const SIGN_OUT = 'mutation { signOut }';
+const sessionKey = (prefix: string, token: string) => createKeys(prefix).session(createHash('sha256').update(token).digest('hex'));
+
+describe('live subscriptions of a revoked token', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    // The periodic check is an hour away: only the revocation's doorbell can end these subscriptions.
+    const env = { KEY_PREFIX: uniquePrefix(), SESSION_CHECK_MS: '3600000' };
+    [a, b] = [await startTestApp(env), await startTestApp(env)];
+  });
+  afterAll(async () => Promise.all([a?.close(), b?.close()]));
+
+  it('end on every process and transport when signOut returns: WebSocket with 4403, SSE with UNAUTHENTICATED', async () => {
+    const ann = await a.signUp();
+    const chatId = await createChat(a, ann.token, [], 'hello');
+    const sse = await Promise.all([a, b].map((app) => sseSubscribe(app.url, MESSAGE_ADDED, { c: chatId }, ann.token)));
+    const ws = [a, b].map((app) => record(app.wsClient(ann.token), MESSAGE_ADDED, { c: chatId }));
+    await Promise.all([...sse.map((s) => s.until(() => s.results.length === 1)), ...ws.map((r) => r.until((items) => items.length === 1))]);
+
+    expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
+    // Each process heard the ring before confirming it, and signOut waited for both confirmations.
+    for (const s of sse) {
+      await s.until(() => s.ended, 3000);
+      expect(s.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    for (const r of ws) {
+      expect(await eventually(() => Promise.resolve(r.closed !== null), 3000)).toBe(true);
+      expect(r.closed).toEqual({ code: 4403 });
+    }
+  });
+
+  it('end once the periodic check finds the session expired (SSE too)', async () => {
+    const env = { KEY_PREFIX: a.config.keyPrefix, SESSION_CHECK_MS: '200' };
+    const checking = await startTestApp(env);
+    try {
+      const bob = await checking.signUp();
+      const chatId = await createChat(checking, bob.token, [], 'hi');
+      const sse = await sseSubscribe(checking.url, MESSAGE_ADDED, { c: chatId }, bob.token);
+      const ws = record(checking.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+      await Promise.all([sse.until(() => sse.results.length === 1), ws.until((items) => items.length === 1)]);
+      await checking.redis.del(sessionKey(env.KEY_PREFIX, bob.token)); // as its idle expiry would
+      await sse.until(() => sse.ended, 5000);
+      expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect(await eventually(() => Promise.resolve(ws.closed !== null), 5000)).toBe(true);
+      expect(ws.closed).toEqual({ code: 4403 });
+    } finally {
+      await checking.close();
+    }
+  });
+});
+
+describe('revocation confirmed by every process', () => {
+  // Standalone only: it holds back one process's doorbell connection (a Redis client's socket), which a cluster
+  // client spreads over one connection per shard.
+  it.runIf(inject('redis').kind === 'standalone')('signOut waits until a process that heard the ring late has dropped the token', async () => {
+    const env = { KEY_PREFIX: uniquePrefix() };
+    const [a, b] = [await startTestApp(env), await startTestApp(env)];
+    try {
+      const ann = await a.signUp();
+      expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
+      // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
+      const doorbells = (b.app.services.poller as unknown as { subscriber: { stream: Socket } }).subscriber.stream;
+      doorbells.pause();
+      setTimeout(() => doorbells.resume(), 300);
+      expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
+      expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('revocation across gateway processes', () => {
+  let t: TestApp;
+  let gateways: GatewayProcess[] = [];
+  beforeAll(async () => {
+    t = await startTestApp();
+    const env = { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix, WORKER: 'off', RATE_LIMIT_PER_MINUTE: '0' };
+    gateways = await Promise.all([startGateway(env), startGateway(env)]);
+  });
+  afterAll(async () => {
+    await Promise.all(gateways.map((g) => stopGateway(g)));
+    await t?.close();
+  });
+
+  it('refuses the token on the other process as soon as signOut returns: 0 of 1,000 trials', async () => {
+    const [a, b] = gateways.map((g) => g.url) as [string, string];
+    const trial = async (): Promise<boolean> => {
+      const token = randomBytes(32).toString('base64url');
+      await t.redis.set(sessionKey(t.config.keyPrefix, token), 'trial', 'EX', 600);
+      // b resolves the token and caches it; a revokes it.
+      expect((await postGraphQL(b, ME, {}, token)).data).toEqual({ me: { username: 'trial' } });
+      expect((await postGraphQL(a, SIGN_OUT, {}, token)).data).toEqual({ signOut: true });
+      return (await postGraphQL<{ me: unknown }>(b, ME, {}, token)).data?.me !== null;
+    };
+    // b is kept busy meanwhile, so that a ring and the next request often wait for it together.
+    let trialsDone = false;
+    const load = Array.from({ length: 20 }, async () => {
+      while (!trialsDone) await postGraphQL(b, '{ __typename }');
+    });
+    let accepted = 0;
+    for (let i = 0; i < 100; i++) accepted += (await Promise.all(Array.from({ length: 10 }, trial))).filter(Boolean).length;
+    trialsDone = true;
+    await Promise.all(load);
+    console.log(`revocation across two gateway processes: ${accepted} of 1000 trials accepted the token after signOut returned`);
+    expect(accepted).toBe(0);
+  });
+});
