@@ -38,7 +38,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Redis } from 'ioredis';
-import { createKeys } from '../src/redis/keys.js';
+import { keysOf } from '../test/support/keys.js';
 import { parseAddress, parseBounds } from '../src/services/geo/ip.js';
 import { HOST, ROOT, cpuSeconds, freePort, httpOk, median, positiveInt, progress, runBench, signUpBenchUser, spawnGateway, start, startRedis, stop, waitFor } from './support/processes.js';
 
@@ -221,7 +221,7 @@ async function main(): Promise<number> {
   const [ranges4, ranges6, cities, skipped, cliRate] = summary.slice(1).map((s) => num(s)) as [number, number, number, number, number];
   const rows = ranges4 + ranges6;
   const redisBytes = (await usedMemory(redis)) - before;
-  const live = createKeys(PREFIX).geo();
+  const live = keysOf(PREFIX).geo();
   const [z4, z6] = [await redis.zcard(live.ranges4), await redis.zcard(live.ranges6)];
   if (z4 !== ranges4 || z6 !== ranges6) throw new Error(`ZCARD gives ${z4} IPv4 and ${z6} IPv6 ranges, the CLI said ${ranges4} and ${ranges6}`);
 

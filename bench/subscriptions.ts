@@ -61,7 +61,7 @@ import WebSocket from 'ws';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../src/redis/clients.js';
-import { createKeys, type Keys } from '../src/redis/keys.js';
+import { keysOf } from '../test/support/keys.js';
 import { createServices, type Services } from '../src/services/index.js';
 import {
   HOST,
@@ -172,7 +172,7 @@ interface Target {
 }
 
 class Seeder {
-  readonly keys: Keys;
+  readonly keys: ReturnType<typeof keysOf>;
   private serial = 0;
   private readonly tag = randomBytes(3).toString('hex');
 
@@ -181,7 +181,7 @@ class Seeder {
     private readonly services: Services,
     prefix: string,
   ) {
-    this.keys = createKeys(prefix);
+    this.keys = keysOf(prefix);
   }
 
   /** Gateway users with sessions, and chats that each hold one first message (every subscriber replays it). */

@@ -7,7 +7,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
-import { createKeys } from '../redis/keys.js';
+import { keyspace } from '../redis/keys.js';
+import { userKeys } from '../redis/users/keys.js';
 import { AdminService } from '../services/users/admins.js';
 
 const USAGE = 'usage: npm run admin -- grant NAME | revoke NAME | list';
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');
   try {
-    const admins = new AdminService(redis, createKeys(config.keyPrefix), new Set());
+    const admins = new AdminService(redis, userKeys(keyspace(config.keyPrefix)), new Set());
     if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grant(name!)}\n`);
     else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revoke(name!)}\n`);
     else process.stdout.write((await admins.list()).map((u) => `${u}\n`).join(''));

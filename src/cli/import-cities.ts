@@ -10,7 +10,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
-import { createKeys } from '../redis/keys.js';
+import { geoKeys } from '../redis/geo/keys.js';
+import { keyspace } from '../redis/keys.js';
 import { CityImport, type ImportProgress } from '../services/geo/geo-import.js';
 
 function progressBar(): (p: ImportProgress) => void {
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   const redis = createRedisClient(endpoint, log, 'import-cities');
   try {
     const started = performance.now();
-    const result = await new CityImport(redis, createKeys(config.keyPrefix), progressBar()).run({ blocks: values.blocks ?? [], locations: values.locations });
+    const result = await new CityImport(redis, geoKeys(keyspace(config.keyPrefix)), progressBar()).run({ blocks: values.blocks ?? [], locations: values.locations });
     const seconds = (performance.now() - started) / 1000;
     const rows = result.ranges4 + result.ranges6;
     process.stderr.write(

@@ -1,9 +1,12 @@
 /**
- * Loads every Lua script in ./lua as an ioredis command (EVALSHA with EVAL fallback, pipelinable); shared
- * helpers live in ./lua/lib and are put in front of the scripts that use them.
- * Each file's header says its KEYS, ARGV and return values; the declarations below give them types.
+ * The generic script loader: every `<name>-<numKeys>.lua` under src/redis/<domain>/ becomes an ioredis command
+ * `<name>` (EVALSHA with EVAL fallback, pipelinable); `<name>.lua` takes its number of keys as its first argument.
+ * A line `--- @include lib/x` puts src/redis/lib/x.lua in its place (each file once, includes of includes first).
+ * Script names are unique across domains; nothing here is edited to add one.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Cluster, Redis, Result } from 'ioredis';
 
 declare module 'ioredis' {
@@ -51,63 +54,44 @@ declare module 'ioredis' {
   }
 }
 
-const SCRIPTS = {
-  userCreate: { file: 'user-create.lua', numberOfKeys: 1 },
-  adminRevoke: { file: 'admin-revoke.lua', numberOfKeys: 1 },
-  chatCreate: { file: 'chat-create.lua', numberOfKeys: 6, uses: ['now.lua'] },
-  chatSend: { file: 'chat-send.lua', numberOfKeys: 8, uses: ['now.lua', 'trim-read.lua'] },
-  chatGapDone: { file: 'chat-gap-done.lua', numberOfKeys: 1 },
-  chatJoin: { file: 'chat-join.lua', numberOfKeys: 5 },
-  chatLeave: { file: 'chat-leave.lua', numberOfKeys: 9, uses: ['trim-read.lua'] },
-  chatMarkRead: { file: 'chat-mark-read.lua', numberOfKeys: 4, uses: ['trim-read.lua'] },
-  chatRead: { file: 'chat-read.lua', numberOfKeys: 4 },
-  chatState: { file: 'chat-state.lua', numberOfKeys: 3 },
-  userChats: { file: 'user-chats.lua', numberOfKeys: 2, uses: ['now.lua'] },
-  contactsTouch: { file: 'contacts-touch.lua', numberOfKeys: 1 },
-  doorbellRing: { file: 'doorbell-ring.lua', numberOfKeys: 1 },
-  notify: { file: 'notify.lua', numberOfKeys: 2, uses: ['now.lua'] },
-  lockAcquire: { file: 'lock-acquire.lua', numberOfKeys: 2 },
-  lockRelease: { file: 'lock-release.lua', numberOfKeys: 1 },
-  lockExtend: { file: 'lock-extend.lua', numberOfKeys: 1 },
-  lockHandoff: { file: 'lock-handoff.lua', numberOfKeys: 2 },
-  semaphoreAcquire: { file: 'semaphore-acquire.lua', numberOfKeys: 1, uses: ['now.lua'] },
-  semaphoreRefresh: { file: 'semaphore-refresh.lua', numberOfKeys: 1, uses: ['now.lua'] },
-  queueEnqueue: { file: 'queue-enqueue.lua', numberOfKeys: 2, uses: ['now.lua', 'queue.lua'] },
-  queuePromote: { file: 'queue-promote.lua', numberOfKeys: 2, uses: ['now.lua', 'queue.lua'] },
-  queueTake: { file: 'queue-take.lua', numberOfKeys: 2 },
-  queueRetry: { file: 'queue-retry.lua', numberOfKeys: 3, uses: ['now.lua', 'queue.lua'] },
-  queueHeartbeat: { file: 'queue-heartbeat.lua', numberOfKeys: 1, uses: ['now.lua'] },
-  queueRequeue: { file: 'queue-requeue.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
-  scheduleCreate: { file: 'schedule-create.lua', numberOfKeys: 4, uses: ['now.lua', 'queue.lua'] },
-  geoLookup: { file: 'geo-lookup.lua', numberOfKeys: 2 },
-  geoSwap: { file: 'geo-swap.lua', numberOfKeys: 7 },
-  logsReserve: { file: 'logs-reserve.lua', numberOfKeys: 2 },
-  logsRelease: { file: 'logs-release.lua', numberOfKeys: 4 },
-  // null: the caller passes the number of keys first (the visit sets vary).
-  logsShareDone: { file: 'logs-share-done.lua', numberOfKeys: null },
-  counterAdd: { file: 'counter-add.lua', numberOfKeys: 7 },
-  counterAdmit: { file: 'counter-admit.lua', numberOfKeys: 1 },
-  counterClean: { file: 'counter-clean.lua', numberOfKeys: 1 },
-  statsAdd: { file: 'stats-add.lua', numberOfKeys: 4, uses: ['rotate.lua'] },
-  logWrite: { file: 'log-write.lua', numberOfKeys: 5, uses: ['rotate.lua'] },
-  scheduleClaim: { file: 'schedule-claim.lua', numberOfKeys: 1 },
-  scheduleFinish: { file: 'schedule-finish.lua', numberOfKeys: 3, uses: ['now.lua', 'schedule.lua'] },
-  scheduleCancel: { file: 'schedule-cancel.lua', numberOfKeys: 5, uses: ['now.lua', 'schedule.lua'] },
-} as const satisfies Record<string, { file: string; numberOfKeys: number | null; uses?: readonly string[] }>;
+const DIR = fileURLToPath(new URL('.', import.meta.url));
+const INCLUDE = /^--- @include (\S+)\s*$/gm;
 
-const read = (path: string) => readFileSync(new URL(`./lua/${path}`, import.meta.url), 'utf8');
+/** The script's source with its includes in place; each included file once. */
+function withIncludes(file: string, included = new Set<string>()): string {
+  return readFileSync(file, 'utf8').replace(INCLUDE, (_line, name: string) => {
+    const lib = path.join(DIR, `${name}.lua`);
+    if (included.has(lib)) return '';
+    included.add(lib);
+    return withIncludes(lib, included);
+  });
+}
 
-// A script that `uses` helpers from lua/lib gets their source in front of its own (EVAL has no imports).
-const sources = Object.fromEntries(
-  Object.entries(SCRIPTS).map(([name, definition]) => [
-    name,
-    {
-      numberOfKeys: definition.numberOfKeys ?? undefined,
-      lua: [...('uses' in definition ? definition.uses : []).map((lib) => read(`lib/${lib}`)), read(definition.file)].join('\n'),
-    },
-  ]),
-);
+interface ScriptSource {
+  name: string;
+  /** Undefined: the caller passes the number of keys first. */
+  numberOfKeys: number | undefined;
+  lua: string;
+}
+
+function loadScripts(): ScriptSource[] {
+  const scripts = new Map<string, ScriptSource & { file: string }>();
+  for (const relative of readdirSync(DIR, { recursive: true, encoding: 'utf8' })) {
+    if (!relative.endsWith('.lua') || relative.startsWith(`lib${path.sep}`)) continue;
+    const match = /^([A-Za-z]\w*?)(?:-(\d+))?\.lua$/.exec(path.basename(relative));
+    if (!match) throw new Error(`src/redis/${relative}: a script is named <name>-<numKeys>.lua or <name>.lua`);
+    const name = match[1]!;
+    const keys = match[2];
+    const clash = scripts.get(name);
+    if (clash) throw new Error(`src/redis/${relative}: script name "${name}" is taken by src/redis/${clash.file}`);
+    const file = path.join(DIR, relative);
+    scripts.set(name, { name, numberOfKeys: keys === undefined ? undefined : Number(keys), lua: withIncludes(file), file: relative });
+  }
+  return [...scripts.values()];
+}
+
+const SCRIPTS = loadScripts();
 
 export function defineScripts(client: Redis | Cluster): void {
-  for (const [name, definition] of Object.entries(sources)) client.defineCommand(name, definition);
+  for (const { name, numberOfKeys, lua } of SCRIPTS) client.defineCommand(name, { numberOfKeys, lua });
 }

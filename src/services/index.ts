@@ -2,7 +2,14 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { closeRedisClient, createSubscriber, type RedisClient } from '../redis/clients.js';
-import { createKeys } from '../redis/keys.js';
+import { accessLogKeys } from '../redis/access-logs/keys.js';
+import { chatKeys } from '../redis/chat/keys.js';
+import { coordinationKeys } from '../redis/coordination/keys.js';
+import { geoKeys } from '../redis/geo/keys.js';
+import { keyspace } from '../redis/keys.js';
+import { opsKeys } from '../redis/ops/keys.js';
+import { telemetryKeys } from '../redis/telemetry/keys.js';
+import { userKeys } from '../redis/users/keys.js';
 import { AccessLogService } from './access-logs/access-logs.js';
 import { AdminService } from './users/admins.js';
 import { ChatService } from './chat/chats.js';
@@ -33,7 +40,16 @@ export function createServices(
   /** The clock of counters, statistics and logs (tests move it). */
   now: () => number = Date.now,
 ) {
-  const keys = createKeys(config.keyPrefix);
+  const space = keyspace(config.keyPrefix);
+  const keys = {
+    ...userKeys(space),
+    ...chatKeys(space),
+    ...coordinationKeys(space),
+    ...telemetryKeys(space),
+    ...opsKeys(space),
+    ...geoKeys(space),
+    ...accessLogKeys(space),
+  };
   const subscriber = createSubscriber(redis, log);
   const poller = new MailboxPoller(redis, subscriber, config.poll, log);
   const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller, config.sessionCheckMs, log);

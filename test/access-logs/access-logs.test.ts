@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { CityImport } from '../../src/services/geo/geo-import.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { startWorker } from '../../src/worker/start.js';
@@ -47,7 +47,7 @@ beforeAll(async () => {
       '2001:db8::,2001:db8::ffff,US,California,,San Jose,95101,37.33,-121.89',
     ].join('\n'),
   );
-  await new CityImport(t.redis, createKeys(t.config.keyPrefix)).run({ blocks: [ranges] });
+  await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({ blocks: [ranges] });
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -116,7 +116,7 @@ describe('access-log analytics', () => {
         }
       }
       // The file left Redis once every processor was done.
-      const k = createKeys(t.config.keyPrefix).accessLogs();
+      const k = keysOf(t.config.keyPrefix).accessLogs();
       expect(await t.redis.exists(k.upload(r.data!.uploadAccessLog.id).data)).toBe(0);
       expect(Number(await t.redis.get(k.held))).toBe(0);
     }
@@ -139,7 +139,7 @@ describe('access-log analytics', () => {
         (idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }).processShare(id, share);
       await processShare(1);
       await processShare(1); // the repeat
-      const k = createKeys(idle.config.keyPrefix).accessLogs();
+      const k = keysOf(idle.config.keyPrefix).accessLogs();
       expect(await idle.redis.exists(k.upload(id).data)).toBe(1); // share 2 is still to come
       await processShare(2);
       expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
@@ -155,7 +155,7 @@ describe('access-log analytics', () => {
     expect((await upload(t, user.token, 'x.log', Buffer.from('10.0.0.1 2026-11-20 00:00:00 view\n'))).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const oversized = await upload(t, admin, 'big.log', Buffer.alloc(4_000_001, 'a'));
     expect(oversized.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    const k = createKeys(t.config.keyPrefix).accessLogs();
+    const k = keysOf(t.config.keyPrefix).accessLogs();
     expect(Number((await t.redis.get(k.held)) ?? 0)).toBe(0);
     expect((await t.gql(VISITS, { d: '2026-99-01' }, admin)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { startTestApp, uniqueName, wsRequest, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, SEND, createChat, record } from '../support/chats.js';
 
@@ -15,7 +15,7 @@ describe('authorization', () => {
   it('gives non-members FORBIDDEN everywhere, over HTTP and WebSocket, and writes nothing', async () => {
     const [ann, bob, eve] = await Promise.all([t.signUp(), t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'secret');
-    const before = await t.redis.dump(createKeys(t.config.keyPrefix).chat(chatId).members);
+    const before = await t.redis.dump(keysOf(t.config.keyPrefix).chat(chatId).members);
     const attempts: [string, Record<string, unknown>][] = [
       [CHAT, { c: chatId }],
       [SEND, { c: chatId, t: 'hi' }],
@@ -35,9 +35,9 @@ describe('authorization', () => {
     await live.until(() => live.completed);
     expect(live.errors).toMatchObject([{ extensions: { code: 'FORBIDDEN' } }]);
 
-    expect(await t.redis.dump(createKeys(t.config.keyPrefix).chat(chatId).members)).toEqual(before);
+    expect(await t.redis.dump(keysOf(t.config.keyPrefix).chat(chatId).members)).toEqual(before);
     expect((await t.gql<{ chat: { lastMessageId: number } }>(CHAT, { c: chatId }, ann.token)).data?.chat.lastMessageId).toBe(1);
-    expect(await t.redis.zcard(createKeys(t.config.keyPrefix).user(eve.username).chats)).toBe(0);
+    expect(await t.redis.zcard(keysOf(t.config.keyPrefix).user(eve.username).chats)).toBe(0);
   });
 
   it('closes a socket with 4403 once its session is revoked elsewhere, ending its live subscriptions', async () => {
@@ -112,7 +112,7 @@ describe('bad input', () => {
 
   it('refuses createChat with an unknown or malformed member before writing anything', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
-    const keys = createKeys(t.config.keyPrefix);
+    const keys = keysOf(t.config.keyPrefix);
     const lastId = await t.redis.get(keys.chatIds());
     const unknown = await t.gql('mutation($m: [String!]!) { createChat(members: $m) { id } }', { m: [bob.username, uniqueName('ghost')] }, ann.token);
     expect(code(unknown)).toBe('NOT_FOUND');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { startTestApp, uniqueName, wsClient, type TestApp } from '../support/app.js';
 import {
   CHAT,
@@ -124,7 +124,7 @@ describe('joining, leaving and the all-chats subscription', () => {
     const refused = await t.gql(join, { c: closed }, cat.token);
     expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await t.gql<ChatView>(CHAT, { c: closed }, ann.token)).data?.chat?.memberCount).toBe(2);
-    expect(await t.redis.zcard(createKeys(t.config.keyPrefix).user(cat.username).chats)).toBe(0);
+    expect(await t.redis.zcard(keysOf(t.config.keyPrefix).user(cat.username).chats)).toBe(0);
   });
 
   it('the all-chats subscription follows joins and leaves; leave and rejoin starts at the last id', async () => {
@@ -179,7 +179,7 @@ describe('joining, leaving and the all-chats subscription', () => {
     await sendMany(t, bob.token, chatId, 3);
     const leave = 'mutation($c: ID!) { leaveChat(chatId: $c) }';
     await t.gql(leave, { c: chatId }, ann.token);
-    const k = createKeys(t.config.keyPrefix).chat(chatId);
+    const k = keysOf(t.config.keyPrefix).chat(chatId);
     expect(await t.redis.exists(k.meta)).toBe(1);
     await t.gql(leave, { c: chatId }, bob.token);
     for (const key of [k.meta, k.seq, k.version, k.members, k.names, k.messages, k.gaps]) expect(await t.redis.exists(key)).toBe(0);
@@ -206,7 +206,7 @@ describe('members, contacts and notifications', () => {
 
   it('contacts: newest first, moved to the front by createChat, addChatMember and sendMessage, capped at 100', async () => {
     const me = await t.signUp();
-    const keys = createKeys(t.config.keyPrefix);
+    const keys = keysOf(t.config.keyPrefix);
     const others = Array.from({ length: 105 }, (_, i) => `${uniqueName('c')}${String(i).padStart(3, '0')}`);
     await Promise.all(others.map((name) => t.redis.userCreate(keys.userProfile(name), name, 'not-a-hash', Date.now())));
     const contacts = async (prefix?: string, first?: number) =>

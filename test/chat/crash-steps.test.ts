@@ -4,15 +4,15 @@
  * show that the result repeats work and never loses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record, send, sendMany } from '../support/chats.js';
 
 let t: TestApp;
-let keys: ReturnType<typeof createKeys>;
+let keys: ReturnType<typeof keysOf>;
 beforeAll(async () => {
   t = await startTestApp({ CHAT_HISTORY: '5', CHAT_BACKLOG: '20' });
-  keys = createKeys(t.config.keyPrefix);
+  keys = keysOf(t.config.keyPrefix);
 });
 afterAll(() => t.close());
 

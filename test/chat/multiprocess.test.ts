@@ -9,7 +9,7 @@ import type { Client } from 'graphql-ws';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { eventually, postGraphQL, redisEnv, uniqueName, uniquePrefix, wsClient } from '../support/app.js';
 import { MESSAGE_ADDED, SEND, range, record, type Delivered, type Recorder } from '../support/chats.js';
@@ -53,7 +53,7 @@ interface Subscriber {
 /** Users with sessions made through the services (no password hashing: 330 scrypt runs would dominate the test). */
 async function seedUser(): Promise<{ username: string; token: string }> {
   const username = uniqueName('p');
-  const keys = createKeys(prefix);
+  const keys = keysOf(prefix);
   await redis.userCreate(keys.userProfile(username), username, 'unused', Date.now());
   return { username, token: await services.sessions.create(username) };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MARK_READ, createChat, ids, range, sendMany } from '../support/chats.js';
 
@@ -19,7 +19,7 @@ describe('retention', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username]);
     await sendMany(t, ann.token, chatId, 15);
-    const stored = () => t.redis.zcard(createKeys(t.config.keyPrefix).chat(chatId).messages);
+    const stored = () => t.redis.zcard(keysOf(t.config.keyPrefix).chat(chatId).messages);
 
     await t.gql(MARK_READ, { c: chatId, u: 12 }, ann.token);
     expect(await stored()).toBe(15); // bob has read nothing: everything stays
@@ -61,6 +61,6 @@ describe('retention', () => {
     const lost = gaps.flatMap((g) => range(g.from, g.to));
     expect(lost).toEqual(range(1, bobView.readUpTo));
     expect(gaps.length).toBeLessThan(30); // one per tenth of the backlog, not one per message
-    expect(await t.redis.hlen(createKeys(t.config.keyPrefix).chat(chatId).gaps)).toBe(0); // outbox emptied
+    expect(await t.redis.hlen(keysOf(t.config.keyPrefix).chat(chatId).gaps)).toBe(0); // outbox emptied
   });
 });

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, redisEnv, startTestApp, type TestApp } from '../support/app.js';
@@ -214,7 +214,7 @@ describe('scheduled messages and worker processes', () => {
         expect(new Set(texts).size).toBe(1000);
         const statuses = await Promise.all(ids.map((id) => g.app.services.scheduled.get(id).then((m) => m?.status)));
         expect(statuses.filter((s) => s === 'SENT')).toHaveLength(1000);
-        const q = createKeys(g.config.keyPrefix).queue('scheduled');
+        const q = keysOf(g.config.keyPrefix).queue('scheduled');
         expect(await g.redis.llen(q.ready)).toBe(0);
         // The first worker's unfinished tasks came back through the heartbeat check, not by luck.
         expect(secondLog).toContain('returned the tasks of a worker that stopped heartbeating');
@@ -225,7 +225,7 @@ describe('scheduled messages and worker processes', () => {
         expect(await exited).toBe(0);
       }
       // The killed worker was forgotten when its tasks were returned, the stopped one when it stopped.
-      expect(await g.redis.zcard(createKeys(g.config.keyPrefix).queue('scheduled').workers)).toBe(0);
+      expect(await g.redis.zcard(keysOf(g.config.keyPrefix).queue('scheduled').workers)).toBe(0);
     } finally {
       await g.close();
     }

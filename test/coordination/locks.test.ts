@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { createLogger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../../src/redis/clients.js';
 import { createServices } from '../../src/services/index.js';
@@ -90,13 +90,13 @@ describe('locks', () => {
     let reason: unknown;
     await locks.withLock(name, { leaseMs: 300 }, async (signal) => {
       // Another party takes the lock over (as after a pause longer than the lease).
-      await t.redis.set(createKeys(t.config.keyPrefix).lock(name).owner, 'someone-else');
+      await t.redis.set(keysOf(t.config.keyPrefix).lock(name).owner, 'someone-else');
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
       reason = signal.reason;
     });
     expect(reason).toBeInstanceOf(LeaseLostError);
     // The lock is still the other party's: withLock did not release it.
-    expect(await t.redis.get(createKeys(t.config.keyPrefix).lock(name).owner)).toBe('someone-else');
+    expect(await t.redis.get(keysOf(t.config.keyPrefix).lock(name).owner)).toBe('someone-else');
     await expect(locks.withLock(name, { leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({ code: 'BUSY' });
   });
 

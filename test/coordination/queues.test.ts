@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { closeRedisClient, createBlockingClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { QueueService } from '../../src/services/coordination/queues.js';
 import { Worker, type TaskHandler, type WorkerOptions } from '../../src/worker/worker.js';
 import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 const queues = () => t.app.services.queues;
-const keys = () => createKeys(t.config.keyPrefix);
+const keys = () => keysOf(t.config.keyPrefix);
 
 function startWorker(handlers: TaskHandler[], options: Partial<WorkerOptions> = {}): Worker {
   const worker = new Worker(t.redis, t.app.services, { handlers }, { ...FAST, ...options }, log);

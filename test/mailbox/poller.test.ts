@@ -3,7 +3,7 @@
  * Each test disables one of them, so delivery proves the other works on its own.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 
@@ -32,7 +32,7 @@ describe('mailbox poller', () => {
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
     await live.until((items) => items.length === 1);
     // The send script with the doorbell pointed at a channel nobody listens to.
-    const c = createKeys(t.config.keyPrefix).chat(chatId);
+    const c = keysOf(t.config.keyPrefix).chat(chatId);
     await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt, ann.username, 'silent', 10_000, 100, `${c.bell}:nobody`, 30_000, 16_384, 20, '');
     await live.until((items) => items.length === 2, 10_000);
     expect(live.items.map((m) => m.text)).toEqual(['first', 'silent']);

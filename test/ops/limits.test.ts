@@ -3,7 +3,7 @@
  * username, sign-ups per address, and operations per user or anonymous address, refused with BUSY and retryAfter.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { startTestApp, uniqueName, uniquePrefix, wsRequest, type GraphQLResponse, type TestApp } from '../support/app.js';
 
 const SIGN_IN = 'mutation($u: String!, $p: String!) { signIn(username: $u, password: $p) { token } }';
@@ -62,7 +62,7 @@ describe('sign-ups', () => {
     for (const app of [a, b, a]) await app.signUp();
     const name = uniqueName('late');
     expectBusy(await b.gql(SIGN_UP, { u: name, p: 'password123' }));
-    expect(await b.redis.exists(createKeys(b.config.keyPrefix).userProfile(name))).toBe(0);
+    expect(await b.redis.exists(keysOf(b.config.keyPrefix).userProfile(name))).toBe(0);
   });
 });
 

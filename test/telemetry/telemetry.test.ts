@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LogForward, createLogger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { hourStart } from '../../src/services/shared/clock.js';
 import { gatewayLogSink } from '../../src/services/telemetry/logs.js';
@@ -86,7 +86,7 @@ describe('statistics', () => {
     services.stats.add(context, 'AccessTime', 2);
     await services.stats.flush();
     expect(await services.stats.get(context, 'AccessTime')).toMatchObject({ count: 1, sum: 2, average: 2 });
-    expect(await redis.zscore(createKeys(t.config.keyPrefix).stats(context, 'AccessTime').last, 'count')).toBe('3');
+    expect(await redis.zscore(keysOf(t.config.keyPrefix).stats(context, 'AccessTime').last, 'count')).toBe('3');
     clock = Date.now();
   });
 });
@@ -240,7 +240,7 @@ describe('telemetry bounded against hostile operation names', () => {
     clock = Date.now();
     services.stats.add(context, 'AccessTime', 1);
     await services.stats.flush();
-    const k = createKeys(t.config.keyPrefix).stats(context, 'AccessTime');
+    const k = keysOf(t.config.keyPrefix).stats(context, 'AccessTime');
     const hourEnds = Math.ceil((clock + 1) / 3_600_000) * 3_600_000;
     // Kept through this hour and the next (as the previous hour), then deleted.
     for (const key of [k.current, k.start]) expect(Math.abs((await redis.pexpiretime(key)) - (hourEnds + 3_600_000))).toBeLessThan(1000);

@@ -6,14 +6,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { eventually, postGraphQL, redisEnv, sseSubscribe, startTestApp, uniquePrefix, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record } from '../support/chats.js';
 import { startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 
 const ME = '{ me { username } }';
 const SIGN_OUT = 'mutation { signOut }';
-const sessionKey = (prefix: string, token: string) => createKeys(prefix).session(createHash('sha256').update(token).digest('hex'));
+const sessionKey = (prefix: string, token: string) => keysOf(prefix).session(createHash('sha256').update(token).digest('hex'));
 
 describe('live subscriptions of a revoked token', () => {
   let a: TestApp;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE_FORBIDDEN } from '../../src/app.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { keysOf } from '../support/keys.js';
 import { eventually, recordCommands, startTestApp, uniqueName, wsClient, wsRequest, type TestApp } from '../support/app.js';
 
 let t: TestApp;
@@ -14,7 +14,7 @@ afterAll(() => t.close());
 const SIGN_UP = 'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { id username } } }';
 const SIGN_IN = 'mutation($u: String!, $p: String!) { signIn(username: $u, password: $p) { token user { username } } }';
 const ME = '{ me { id username } }';
-const sessionKey = (token: string) => createKeys(t.config.keyPrefix).session(createHash('sha256').update(token).digest('hex'));
+const sessionKey = (token: string) => keysOf(t.config.keyPrefix).session(createHash('sha256').update(token).digest('hex'));
 
 describe('sign up, sign in, sign out', () => {
   it('signs up, answers me with the token and null without it', async () => {
@@ -51,7 +51,7 @@ describe('sign up, sign in, sign out', () => {
     expect(r.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(r.errors?.[0]?.message).toMatch(/^username:/);
     expect(r.data).toBeNull();
-    expect(await t.redis.exists(createKeys(t.config.keyPrefix).userProfile(username.toLowerCase()))).toBe(0);
+    expect(await t.redis.exists(keysOf(t.config.keyPrefix).userProfile(username.toLowerCase()))).toBe(0);
   });
 
   it.each([
@@ -78,7 +78,7 @@ describe('sign up, sign in, sign out', () => {
   it('stores only a salted scrypt hash of the password', async () => {
     const { username } = await t.signUp(undefined, 'password123');
     const other = await t.signUp(undefined, 'password123');
-    const keys = createKeys(t.config.keyPrefix);
+    const keys = keysOf(t.config.keyPrefix);
     const a = await t.redis.hget(keys.userProfile(username), 'passwordHash');
     const b = await t.redis.hget(keys.userProfile(other.username), 'passwordHash');
     expect(a).toMatch(/^scrypt\$16384\$8\$1\$/);
@@ -198,7 +198,7 @@ describe('sessions cached in each process', () => {
       expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
       // A revocation whose ring was lost on its way: the session is gone and the head moved, but no ring came.
       await t.redis.del(sessionKey(token));
-      await t.redis.incr(createKeys(t.config.keyPrefix).sessionRevocations().head);
+      await t.redis.incr(keysOf(t.config.keyPrefix).sessionRevocations().head);
       // Within a poll tick, well before the cached entry would expire (5 s).
       expect(await eventually(async () => (await other.gql(ME, {}, token)).data?.me === null, 2000)).toBe(true);
     } finally {

@@ -17,7 +17,8 @@ import { createGunzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { AccessLogKeys } from '../../redis/access-logs/keys.js';
+import type { GeoKeys } from '../../redis/geo/keys.js';
 import type { ChatService } from '../chat/chats.js';
 import type { CityRecord } from '../geo/geo.js';
 import { parseAddress, type Address } from '../geo/ip.js';
@@ -57,7 +58,7 @@ class LocalCities {
   private cities = new Map<string, CityRecord>();
   generation: string | null | undefined;
 
-  async load(redis: RedisClient, keys: Keys, generation: string | null): Promise<void> {
+  async load(redis: RedisClient, keys: GeoKeys, generation: string | null): Promise<void> {
     const g = keys.geo();
     for (const [family, key] of [[4, g.ranges4], [6, g.ranges6]] as const) {
       const t = { starts: [] as string[], ends: [] as string[], ids: [] as string[] };
@@ -119,12 +120,12 @@ export function parseLine(line: string): { address: Address; day: string } | nul
 }
 
 export class AccessLogService {
-  private readonly k: ReturnType<Keys['accessLogs']>;
+  private readonly k: ReturnType<AccessLogKeys['accessLogs']>;
   private readonly local = new LocalCities();
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: AccessLogKeys & GeoKeys,
     private readonly users: UserService,
     private readonly chats: ChatService,
     private readonly notifications: NotificationService,

@@ -17,7 +17,7 @@
 import DataLoader from 'dataloader';
 import { badInput, forbidden, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { ChatKeys } from '../../redis/chat/keys.js';
 import type { ContactService } from './contacts.js';
 import type { NotificationService } from './notifications.js';
 import { checkPage } from '../shared/paging.js';
@@ -105,7 +105,7 @@ export class ChatService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: ChatKeys,
     private readonly limits: ChatLimits,
     private readonly users: UserService,
     private readonly contacts: ContactService,

@@ -4,7 +4,7 @@
  * Filtering by prefix happens here, over at most CONTACTS_MAX short names, as in the book.
  */
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { ChatKeys } from '../../redis/chat/keys.js';
 import { checkPage } from '../shared/paging.js';
 
 export const CONTACTS_MAX = 100;
@@ -12,7 +12,7 @@ export const CONTACTS_MAX = 100;
 export class ContactService {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: ChatKeys,
   ) {}
 
   /** Moves `contacts` to the front of `username`'s list; the first of them ends up first. */

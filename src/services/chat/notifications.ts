@@ -5,7 +5,7 @@
  */
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { ChatKeys } from '../../redis/chat/keys.js';
 import { checkPage } from '../shared/paging.js';
 
 export interface Notification {
@@ -25,7 +25,7 @@ export const NOTIFICATIONS_PAGE_MAX = 1000;
 export class NotificationService {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: ChatKeys,
   ) {}
 
   notify(username: string, kind: NotificationKind, text: string, data?: Record<string, unknown>): Promise<number> {

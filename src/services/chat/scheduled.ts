@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput, forbidden, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { ChatKeys } from '../../redis/chat/keys.js';
+import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import type { ChatService } from './chats.js';
 import type { NotificationService } from './notifications.js';
 import type { QueueService } from '../coordination/queues.js';
@@ -43,12 +44,12 @@ export const AHEAD_MAX_MS = 366 * 24 * 3600 * 1000;
 const ID = /^[A-Za-z0-9_-]{16}$/;
 
 export class ScheduledMessageService {
-  private readonly k: ReturnType<Keys['scheduled']>;
-  private readonly queue: ReturnType<Keys['queue']>;
+  private readonly k: ReturnType<ChatKeys['scheduled']>;
+  private readonly queue: ReturnType<CoordinationKeys['queue']>;
 
   constructor(
     private readonly redis: RedisClient,
-    keys: Keys,
+    keys: ChatKeys & CoordinationKeys,
     private readonly chats: ChatService,
     private readonly queues: QueueService,
     private readonly notifications: NotificationService,

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 
 export interface Lease {
@@ -69,7 +69,7 @@ export class LockService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: CoordinationKeys,
     private readonly poller: MailboxPoller,
     private readonly log: Logger,
   ) {}

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
 export interface Task {
@@ -65,7 +65,7 @@ export const PROMOTE_BATCH = 1000;
 export class QueueService {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: CoordinationKeys,
     private readonly defaults: QueueDefaults,
   ) {}
 

@@ -6,13 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
 export class SemaphoreService {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: CoordinationKeys,
   ) {}
 
   /**

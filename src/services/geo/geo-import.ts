@@ -12,7 +12,7 @@
 import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { GeoKeys } from '../../redis/geo/keys.js';
 import type { CityRecord } from './geo.js';
 import { parseBounds, parseCidr, type Range } from './ip.js';
 
@@ -70,7 +70,7 @@ class Writer {
 }
 
 export class CityImport {
-  private readonly loading: ReturnType<Keys['geo']>;
+  private readonly loading: ReturnType<GeoKeys['geo']>;
   private readonly writer = new Writer();
   private readonly cityIds = new Set<string>();
   private ranges = { 4: [] as string[], 6: [] as string[] };
@@ -79,7 +79,7 @@ export class CityImport {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: GeoKeys,
     private readonly onProgress: (p: ImportProgress) => void = () => undefined,
   ) {
     this.loading = keys.geo('loading');

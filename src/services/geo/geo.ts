@@ -7,7 +7,7 @@
 import DataLoader from 'dataloader';
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { GeoKeys } from '../../redis/geo/keys.js';
 import { parseAddress, type Address } from './ip.js';
 
 export interface City {
@@ -38,7 +38,7 @@ export class GeoService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: GeoKeys,
   ) {
     this.loader = new DataLoader((addresses) => this.lookup(addresses), { cache: false });
   }

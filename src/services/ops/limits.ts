@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { OpsKeys } from '../../redis/ops/keys.js';
 
 const WINDOW_SECONDS = 60;
 /** Operations a process takes from Redis at once (at most a hundredth of the limit). */
@@ -54,7 +54,7 @@ export class RateLimits {
 
   constructor(
     redis: RedisClient,
-    keys: Keys,
+    keys: OpsKeys,
     private readonly options: LimitOptions,
     private readonly log: Logger,
   ) {

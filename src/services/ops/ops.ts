@@ -4,7 +4,7 @@
  * instances see a change within about a second while a burst of mutations costs one GET per second.
  */
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { OpsKeys } from '../../redis/ops/keys.js';
 import { badInput } from '../../errors.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -19,7 +19,7 @@ export class OperationsService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: OpsKeys,
   ) {}
 
   async isUnderMaintenance(): Promise<boolean> {

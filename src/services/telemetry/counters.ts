@@ -10,7 +10,7 @@
  */
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 
 /** Seconds per sample: 1 s, 5 s, 1 min, 5 min, 1 h, 5 h, 1 day. */
 export const PRECISIONS = [1, 5, 60, 300, 3600, 18000, 86400] as const;
@@ -36,7 +36,7 @@ export class CounterService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: TelemetryKeys,
     private readonly namesMax: number,
     private readonly now: () => number = Date.now,
   ) {}

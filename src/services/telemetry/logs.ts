@@ -4,7 +4,7 @@
  * each, of at most 1000 characters). Lines are buffered in memory and written by `flush()`, one script per log.
  */
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { hourStart } from '../shared/clock.js';
 
 export const SEVERITIES = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
@@ -36,7 +36,7 @@ export class LogService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: TelemetryKeys,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -5,7 +5,7 @@
  * book's `slowest:`).
  */
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
 
 export interface Stats {
@@ -35,7 +35,7 @@ export class StatsService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: TelemetryKeys,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -6,13 +6,13 @@
  */
 import { conflict, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { UserKeys } from '../../redis/users/keys.js';
 import { normalizeUsername } from './users.js';
 
 export class AdminService {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: UserKeys,
     /** ADMIN_USERS: admins in development without a stored grant. */
     private readonly shortcut: ReadonlySet<string>,
   ) {}

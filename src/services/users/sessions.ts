@@ -15,7 +15,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { UserKeys } from '../../redis/users/keys.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -55,7 +55,7 @@ export class SessionService {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: UserKeys,
     private readonly ttlSeconds: number,
     private readonly poller: MailboxPoller,
     /** How often watched sessions are checked again (expiry; a revocation needs no check). */

@@ -7,7 +7,7 @@
  * adds the name again (ZADD is idempotent). Nothing is ever lost, only repeated.
  */
 import type { RedisClient } from '../../redis/clients.js';
-import type { Keys } from '../../redis/keys.js';
+import type { UserKeys } from '../../redis/users/keys.js';
 import { badInput, conflict, unauthenticated } from '../../errors.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 import { checkPage } from '../shared/paging.js';
@@ -46,7 +46,7 @@ function checkPassword(password: string): void {
 export class UserService {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Keys,
+    private readonly keys: UserKeys,
     private readonly sessions: SessionService,
     private readonly limits: RateLimits,
   ) {}

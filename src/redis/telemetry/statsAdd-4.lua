@@ -4,6 +4,7 @@
 -- KEYS[1] current  KEYS[2] start  KEYS[3] last  KEYS[4] lastStart
 -- ARGV[1] the hour (ms)  ARGV[2] count  ARGV[3] sum  ARGV[4] sum of squares  ARGV[5] min  ARGV[6] max
 -- Returns {count, sum} of the hour so far, as strings.
+--- @include lib/rotate
 local current, start, last, lastStart = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local hour, count, sum, sumsq, min, max =
   tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])

@@ -2,6 +2,7 @@
 -- KEYS[1] user chats  KEYS[2] user chats version
 -- ARGV[1] 'add' or 'remove'  ARGV[2] chat id  ARGV[3] doorbell channel
 -- Returns 1 when the index changed, 0 otherwise.
+--- @include lib/now
 local changed
 if ARGV[1] == 'add' then
   changed = redis.call('ZADD', KEYS[1], 'NX', nowMs(), ARGV[2])

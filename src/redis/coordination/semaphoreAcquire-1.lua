@@ -3,6 +3,7 @@
 -- KEYS[1] holders (holder id → expiry ms)
 -- ARGV[1] limit  ARGV[2] timeout (ms) after which a holder that does not refresh is dropped  ARGV[3] holder id
 -- Returns 1 when the holder has a place (a holder that already had one is refreshed), 0 when all are taken.
+--- @include lib/now
 local now = nowMs()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local expires = now + tonumber(ARGV[2])

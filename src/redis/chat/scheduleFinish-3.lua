@@ -3,6 +3,8 @@
 -- ARGV[1] id  ARGV[2] status (SENT or FAILED)  ARGV[3] field (messageId or reason)  ARGV[4] its value
 -- ARGV[5] retention (ms)  ARGV[6] most finished ones kept per sender and chat
 -- Returns 1, or 0 when the message was not SENDING (finished already: nothing is written).
+--- @include lib/now
+--- @include lib/schedule
 if redis.call('HGET', KEYS[1], 'status') ~= 'SENDING' then
   return 0
 end

@@ -2,6 +2,7 @@
 -- KEYS[1] user inbox  KEYS[2] user inbox seq
 -- ARGV[1] kind  ARGV[2] text  ARGV[3] data (JSON, or '' for none)  ARGV[4] cap  ARGV[5] doorbell channel
 -- Returns the notification's id.
+--- @include lib/now
 local id = redis.call('INCR', KEYS[2])
 local notification = { id = id, kind = ARGV[1], text = ARGV[2], createdAt = nowMs() }
 if ARGV[3] ~= '' then

@@ -17,6 +17,8 @@
 -- contacts) when the chat has at most ARGV[8] of them, else ''; and the gap entries this call claimed for delivery (an
 -- entry is claimed for the lease; the caller delivers it and then runs chat-gap-done; if the caller dies first,
 -- a send after the lease claims it again).
+--- @include lib/now
+--- @include lib/trim-read
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return { -1 }
 end

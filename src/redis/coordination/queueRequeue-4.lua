@@ -5,6 +5,8 @@
 -- ARGV[1] worker id  ARGV[2] timeout (ms): only if its last heartbeat is older (-1: the worker itself is
 -- stopping)  ARGV[3] failed list cap
 -- Returns the number of tasks returned, or -1 when the worker has heartbeated since (nothing is written).
+--- @include lib/now
+--- @include lib/queue
 local now = nowMs()
 local dead = tonumber(ARGV[2]) >= 0
 if dead then

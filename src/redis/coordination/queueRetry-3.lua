@@ -4,6 +4,8 @@
 -- -1 = no attempt left: file it as failed)  ARGV[4] error message  ARGV[5] failed list cap
 -- Returns 1, or 0 when the task was no longer on the worker's list (returned to the queue when the worker
 -- was taken for dead): then nothing is written.
+--- @include lib/now
+--- @include lib/queue
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
   return 0
 end

@@ -2,6 +2,7 @@
 -- KEYS[1] holders (holder id → expiry ms)
 -- ARGV[1] timeout (ms)  ARGV[2] holder id
 -- Returns 1 when refreshed, 0 when the holder had already been dropped.
+--- @include lib/now
 local now = nowMs()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then

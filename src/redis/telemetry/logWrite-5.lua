@@ -4,6 +4,7 @@
 -- KEYS[1] recent  KEYS[2] common  KEYS[3] start  KEYS[4] last  KEYS[5] lastStart
 -- ARGV[1] the hour (ms)  ARGV[2] cap  ARGV[3] commonCap  ARGV[4], ARGV[5], ...: pairs of recent line and common message
 -- Returns 1.
+--- @include lib/rotate
 local recent, common, start, last, lastStart = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local hour, cap, commonCap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 rotateHourly(common, start, last, lastStart, hour)

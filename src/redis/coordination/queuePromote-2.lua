@@ -3,6 +3,8 @@
 -- KEYS[1] ready  KEYS[2] delayed
 -- ARGV[1] most tasks to move
 -- Returns {moved, ms until the next delayed task is due (-1: none left)}.
+--- @include lib/now
+--- @include lib/queue
 local now = nowMs()
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 -- Each goes to the front of its priority, so the latest due goes first and the earliest ends up ahead.

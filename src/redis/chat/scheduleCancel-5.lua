@@ -4,6 +4,8 @@
 -- ARGV[1] id  ARGV[2] the user cancelling  ARGV[3] retention (ms)  ARGV[4] most finished ones kept
 -- Returns 1 cancelled; 0 too late (sending, sent, failed or cancelled already); -1 no such scheduled message;
 -- -2 it is not the caller's. Only 1 writes.
+--- @include lib/now
+--- @include lib/schedule
 local r = redis.call('HMGET', KEYS[1], 'status', 'sender', 'task')
 if not r[1] then
   return -1

@@ -3,6 +3,7 @@
 -- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] members  KEYS[4] messages
 -- ARGV[1] member  ARGV[2] up to (clamped to the last id)  ARGV[3] history
 -- Returns -1 no such chat, -2 not a member; else the member's read position.
+--- @include lib/trim-read
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end

@@ -4,6 +4,7 @@
 -- ARGV[5..] other members
 -- Every member starts at read position 0, so a first message is unread for all of them (the book's create_chat).
 -- Returns the last message id (0 or 1), or -1 when the chat already exists (nothing is written).
+--- @include lib/now
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return -1
 end

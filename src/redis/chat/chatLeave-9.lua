@@ -4,6 +4,7 @@
 -- ARGV[1] member  ARGV[2] history  ARGV[3] doorbell channel  ARGV[4] removed by ('' when leaving)
 -- Returns -1 no such chat, -2 not a member (the leaver, or the remover), -3 the remover is not the chat's
 -- creator, -4 the member to remove is not a member (nothing written); 1 left, 2 left and the chat was deleted.
+--- @include lib/trim-read
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end

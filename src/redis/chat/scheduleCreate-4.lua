@@ -3,6 +3,8 @@
 -- ARGV[1] id  ARGV[2] chat id  ARGV[3] sender  ARGV[4] text  ARGV[5] sendAt (ms; in the past: now)  ARGV[6] task JSON
 -- ARGV[7] most pending scheduled messages per sender and chat
 -- Returns 1, or 0 when the sender already has that many pending in the chat (nothing is written).
+--- @include lib/now
+--- @include lib/queue
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[7]) then
   return 0
 end

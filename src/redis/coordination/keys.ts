@@ -1,0 +1,33 @@
+/** Keys of locks, semaphores and task queues. */
+import type { Keyspace } from '../keys.js';
+
+export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
+
+export function coordinationKeys({ key }: Keyspace) {
+  return {
+    /** the keys of one lock, all on the lock's slot */
+    lock: (name: string) => ({
+      /** string with a lease (PX): the holder's random token */
+      owner: key('lock', name),
+      /** string counter, never expires: the fencing token handed to each holder in turn */
+      fence: key('lock', name, 'fence'),
+      /** sharded pub/sub channel, rung with "<owner key> free:<token>" when a holder releases */
+      bell: key('lock', name, 'bell'),
+    }),
+    /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */
+    semaphore: (name: string) => key('sem', name, 'holders'),
+    /** the keys of one task queue, all on the queue's slot */
+    queue: (name: string) => ({
+      /** list: task JSON, next to run at the head; ordered by priority, FIFO within one */
+      ready: key('queue', name, 'ready'),
+      /** sorted set: task JSON → when it is due (ms, Redis's clock) */
+      delayed: key('queue', name, 'delayed'),
+      /** list: {error, failedAt, task} JSON of tasks out of attempts, newest first, capped */
+      failed: key('queue', name, 'failed'),
+      /** sorted set: worker id → last heartbeat (ms, Redis's clock) */
+      workers: key('queue', name, 'workers'),
+      /** list: the tasks one worker has taken and not yet acknowledged */
+      active: (workerId: string) => key('queue', name, 'active', workerId),
+    }),
+  };
+}
