@@ -193,7 +193,7 @@ class Seeder {
       Array.from({ length: connections }, (_, i) => `b${this.tag}_${batch}_${i}`),
       50,
       async (name, i) => {
-        await this.redis.userCreate(this.keys.userProfile(name), name, 'unused', Date.now());
+        await this.services.users.createSystemUser(name);
         users[i] = { name, token: await this.services.sessions.create(name) };
       },
     );
@@ -201,7 +201,7 @@ class Seeder {
     const ids: string[] = [];
     await pool(blank.chats, 20, async (chat, c) => {
       const [creator, ...others] = chat.members.map((u) => users[u]!.name);
-      ids[c] = await this.services.chats.create(creator!, others, 'hello', false);
+      ids[c] = await this.services.chats.createChat(creator!, others, 'hello', false);
     });
     return layoutOf(subscribers, connections, users, ids);
   }

@@ -22,8 +22,8 @@ async function main(): Promise<void> {
   const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');
   try {
     const admins = new AdminService(redis, userKeys(keyspace(config.keyPrefix)), new Set());
-    if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grant(name!)}\n`);
-    else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revoke(name!)}\n`);
+    if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grantAdmin(name!)}\n`);
+    else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revokeAdmin(name!)}\n`);
     else process.stdout.write((await admins.list()).map((u) => `${u}\n`).join(''));
   } finally {
     await closeRedisClient(redis);

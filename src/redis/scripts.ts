@@ -1,58 +1,15 @@
 /**
  * The generic script loader: every `<name>-<numKeys>.lua` under src/redis/<domain>/ becomes an ioredis command
  * `<name>` (EVALSHA with EVAL fallback, pipelinable); `<name>.lua` takes its number of keys as its first argument.
- * A line `--- @include lib/x` puts src/redis/lib/x.lua in its place (each file once, includes of includes first).
- * Script names are unique across domains; nothing here is edited to add one.
+ * A line `--- @include lib/x` puts src/redis/lib/x.lua in its place (each file once, includes of includes first),
+ * and a script that names STATUS gets the status table of status.ts. Script names are unique across domains;
+ * nothing here is edited to add one: redis/<domain>/commands.ts calls them through `script(name)`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Cluster, Redis, Result } from 'ioredis';
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    userCreate(profileKey: string, username: string, passwordHash: string, createdAt: number): Result<0 | 1, Context>;
-    adminRevoke(admins: string, username: string): Result<-1 | 0 | 1, Context>;
-    chatCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    chatSend(...keysThenArgs: (string | number)[]): Result<(number | string)[], Context>;
-    chatGapDone(gapsKey: string, member: string, from: number, to: number): Result<0 | 1, Context>;
-    chatJoin(...keysThenArgs: (string | number)[]): Result<number[], Context>;
-    chatLeave(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    chatMarkRead(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    chatRead(...keysThenArgs: (string | number)[]): Result<(number | string)[], Context>;
-    chatState(meta: string, seq: string, members: string, viewer: string): Result<number[], Context>;
-    userChats(chats: string, version: string, op: 'add' | 'remove', chatId: string, bell: string): Result<0 | 1, Context>;
-    contactsTouch(contacts: string, cap: number, ...names: string[]): Result<number, Context>;
-    doorbellRing(head: string, bell: string, data: string): Result<[number, number], Context>;
-    notify(inbox: string, inboxSeq: string, kind: string, text: string, data: string, cap: number, bell: string): Result<number, Context>;
-    lockAcquire(owner: string, fence: string, token: string, leaseMs: number): Result<number, Context>;
-    lockRelease(owner: string, token: string, bell: string): Result<0 | 1, Context>;
-    lockExtend(owner: string, token: string, leaseMs: number): Result<0 | 1, Context>;
-    lockHandoff(owner: string, fence: string, token: string, waiterToken: string, leaseMs: number): Result<number, Context>;
-    semaphoreAcquire(holders: string, limit: number, timeoutMs: number, holder: string): Result<0 | 1, Context>;
-    semaphoreRefresh(holders: string, timeoutMs: number, holder: string): Result<0 | 1, Context>;
-    queueEnqueue(ready: string, delayed: string, task: string, delayMs: number): Result<1, Context>;
-    queuePromote(ready: string, delayed: string, max: number): Result<[number, number], Context>;
-    queueTake(ready: string, active: string, max: number): Result<string[], Context>;
-    queueRetry(active: string, delayed: string, failed: string, taken: string, returned: string, delayMs: number, error: string, failedCap: number): Result<0 | 1, Context>;
-    queueHeartbeat(workers: string, workerId: string, timeoutMs: number): Result<string[], Context>;
-    queueRequeue(active: string, ready: string, workers: string, failed: string, workerId: string, timeoutMs: number, failedCap: number): Result<number, Context>;
-    scheduleCreate(...keysThenArgs: (string | number)[]): Result<number, Context>;
-    geoLookup(ranges: string, cities: string, hex: string): Result<[string, string, string, string | null] | null, Context>;
-    geoSwap(...keys: string[]): Result<1, Context>;
-    logsReserve(held: string, record: string, bytes: number, max: number, filename: string, uploader: string, processors: number, now: number): Result<0 | 1, Context>;
-    logsRelease(held: string, record: string, data: string, shares: string, status: string, keepMs: number): Result<0 | 1, Context>;
-    logsShareDone(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Result<number[], Context>;
-    counterAdd(...keysThenArgs: (string | number)[]): Result<1, Context>;
-    counterAdmit(registry: string, max: number, reserved: number, ...names: string[]): Result<number[], Context>;
-    counterClean(hash: string, cutoff: number): Result<number, Context>;
-    statsAdd(...keysThenArgs: (string | number)[]): Result<[string, string], Context>;
-    logWrite(...keysThenArgs: (string | number)[]): Result<1, Context>;
-    scheduleClaim(record: string): Result<(string | null)[], Context>;
-    scheduleFinish(...keysThenArgs: (string | number)[]): Result<0 | 1, Context>;
-    scheduleCancel(...keysThenArgs: (string | number)[]): Result<number, Context>;
-  }
-}
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { statusLua } from './status.js';
 
 const DIR = fileURLToPath(new URL('.', import.meta.url));
 const INCLUDE = /^--- @include (\S+)\s*$/gm;
@@ -85,13 +42,37 @@ function loadScripts(): ScriptSource[] {
     const clash = scripts.get(name);
     if (clash) throw new Error(`src/redis/${relative}: script name "${name}" is taken by src/redis/${clash.file}`);
     const file = path.join(DIR, relative);
-    scripts.set(name, { name, numberOfKeys: keys === undefined ? undefined : Number(keys), lua: withIncludes(file), file: relative });
+    const source = withIncludes(file);
+    const lua = /\bSTATUS\./.test(source) ? `${statusLua()}\n${source}` : source;
+    scripts.set(name, { name, numberOfKeys: keys === undefined ? undefined : Number(keys), lua, file: relative });
   }
   return [...scripts.values()];
 }
 
-const SCRIPTS = loadScripts();
+const SCRIPTS = new Map(loadScripts().map((s) => [s.name, s]));
 
 export function defineScripts(client: Redis | Cluster): void {
-  for (const { name, numberOfKeys, lua } of SCRIPTS) client.defineCommand(name, { numberOfKeys, lua });
+  for (const { name, numberOfKeys, lua } of SCRIPTS.values()) client.defineCommand(name, { numberOfKeys, lua });
+}
+
+type Arg = string | number;
+type Runner = Record<string, (...args: Arg[]) => unknown>;
+
+/** A script, run on a client (or queued in a pipeline) with its keys and arguments, resolving to `T`. */
+export interface Script<T> {
+  (redis: Redis | Cluster, keys: readonly string[], args: readonly Arg[]): Promise<T>;
+  queue(pipeline: ChainableCommander, keys: readonly string[], args: readonly Arg[]): void;
+}
+
+/** The script `name` (src/redis/<domain>/<name>-<n>.lua); throws at once for a name no file has. */
+export function script<T>(name: string): Script<T> {
+  const source = SCRIPTS.get(name);
+  if (!source) throw new Error(`no script named "${name}" under src/redis`);
+  const argv = (keys: readonly string[], args: readonly Arg[]): Arg[] =>
+    source.numberOfKeys === undefined ? [keys.length, ...keys, ...args] : [...keys, ...args];
+  const run = (redis: Redis | Cluster, keys: readonly string[], args: readonly Arg[]) =>
+    (redis as unknown as Runner)[name]!(...argv(keys, args)) as Promise<T>;
+  run.queue = (pipeline: ChainableCommander, keys: readonly string[], args: readonly Arg[]) =>
+    void (pipeline as unknown as Runner)[name]!(...argv(keys, args));
+  return run;
 }

@@ -72,33 +72,33 @@ export const createChat = async (
   args: { members: string[] } & Args<{ message: string; isPublic: boolean }>,
   ctx: Context,
 ): Promise<ChatRef> => ({
-  id: await ctx.services.chats.create(requireViewer(ctx).username, args.members, args.message ?? null, args.isPublic ?? false),
+  id: await ctx.services.chats.createChat(requireViewer(ctx).username, args.members, args.message ?? null, args.isPublic ?? false),
 });
 
 export const addChatMember = async (_root: unknown, args: { chatId: string; username: string }, ctx: Context): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
-  await ctx.services.chats.addMember(id, requireViewer(ctx).username, args.username);
+  await ctx.services.chats.addChatMember(id, requireViewer(ctx).username, args.username);
   return changed(ctx, id);
 };
 
 export const removeChatMember = async (_root: unknown, args: { chatId: string; username: string }, ctx: Context): Promise<boolean> => {
-  await ctx.services.chats.removeMember(parseChatId(args.chatId), requireViewer(ctx).username, args.username);
+  await ctx.services.chats.removeChatMember(parseChatId(args.chatId), requireViewer(ctx).username, args.username);
   return true;
 };
 
 export const joinChat = async (_root: unknown, args: { chatId: string }, ctx: Context): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
-  await ctx.services.chats.join(id, requireViewer(ctx).username);
+  await ctx.services.chats.joinChat(id, requireViewer(ctx).username);
   return changed(ctx, id);
 };
 
 export const leaveChat = async (_root: unknown, args: { chatId: string }, ctx: Context): Promise<boolean> => {
-  await ctx.services.chats.leave(parseChatId(args.chatId), requireViewer(ctx).username);
+  await ctx.services.chats.leaveChat(parseChatId(args.chatId), requireViewer(ctx).username);
   return true;
 };
 
 export const sendMessage = (_root: unknown, args: { chatId: string; text: string }, ctx: Context): Promise<Message> =>
-  ctx.services.chats.send(parseChatId(args.chatId), requireViewer(ctx).username, args.text);
+  ctx.services.chats.sendMessage(parseChatId(args.chatId), requireViewer(ctx).username, args.text);
 
 export const markRead = async (_root: unknown, args: { chatId: string; upTo: number }, ctx: Context): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);

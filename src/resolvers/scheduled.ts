@@ -15,10 +15,10 @@ export const queues = async (_root: unknown, _args: unknown, ctx: Context): Prom
 };
 
 export const scheduleMessage = (_root: unknown, args: { chatId: string; text: string; sendAt: Date }, ctx: Context): Promise<ScheduledMessage> =>
-  ctx.services.scheduled.schedule(requireViewer(ctx).username, parseChatId(args.chatId), args.text, args.sendAt);
+  ctx.services.scheduled.scheduleMessage(requireViewer(ctx).username, parseChatId(args.chatId), args.text, args.sendAt);
 
 export const cancelScheduledMessage = (_root: unknown, args: { id: string }, ctx: Context): Promise<boolean> =>
-  ctx.services.scheduled.cancel(requireViewer(ctx).username, args.id);
+  ctx.services.scheduled.cancelScheduledMessage(requireViewer(ctx).username, args.id);
 
 /** The message it was sent as, while the viewer can still read it (a member, and not yet trimmed). */
 export const message = async (scheduled: ScheduledMessage, _args: unknown, ctx: Context): Promise<Message | null> => {

@@ -15,16 +15,16 @@ export const signIn = (_root: unknown, args: { username: string; password: strin
   ctx.services.users.signIn(args.username, args.password, ctx.address);
 
 export const signOut = async (_root: unknown, _args: unknown, ctx: Context): Promise<boolean> =>
-  ctx.token ? ctx.services.sessions.revoke(ctx.token) : false;
+  ctx.token ? ctx.services.sessions.signOut(ctx.token) : false;
 
 export const isAdmin = (user: User, _args: unknown, ctx: Context): Promise<boolean> => ctx.loaders.isAdmin.load(user.username);
 
 export const grantAdmin = async (_root: unknown, args: { username: string }, ctx: Context): Promise<User> => {
   await requireAdmin(ctx);
-  return { username: await ctx.services.admins.grant(args.username) };
+  return { username: await ctx.services.admins.grantAdmin(args.username) };
 };
 
 export const revokeAdmin = async (_root: unknown, args: { username: string }, ctx: Context): Promise<User> => {
   await requireAdmin(ctx);
-  return { username: await ctx.services.admins.revoke(args.username) };
+  return { username: await ctx.services.admins.revokeAdmin(args.username) };
 };

@@ -125,7 +125,7 @@ export class Worker {
     for (const queue of this.handlers.keys()) {
       try {
         const returned = await this.queues.requeue(queue, this.id, -1);
-        if (returned > 0) this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
+        if (returned !== 'alive' && returned > 0) this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
       } catch (err) {
         this.log.warn({ worker: this.id, queue, err: String(err) }, 'could not return unfinished tasks; they go back once this worker counts as dead');
       }
@@ -236,7 +236,7 @@ export class Worker {
         const dead = await this.queues.heartbeat(queue, this.id, this.options.timeoutMs);
         for (const worker of dead) {
           const returned = await this.queues.requeue(queue, worker, this.options.timeoutMs);
-          if (returned >= 0) this.log.warn({ worker: this.id, queue, dead: worker, returned }, 'returned the tasks of a worker that stopped heartbeating');
+          if (returned !== 'alive') this.log.warn({ worker: this.id, queue, dead: worker, returned }, 'returned the tasks of a worker that stopped heartbeating');
         }
       } catch (err) {
         this.log.warn({ worker: this.id, queue, err: String(err) }, 'heartbeat failed');

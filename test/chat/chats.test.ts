@@ -208,7 +208,7 @@ describe('members, contacts and notifications', () => {
     const me = await t.signUp();
     const keys = keysOf(t.config.keyPrefix);
     const others = Array.from({ length: 105 }, (_, i) => `${uniqueName('c')}${String(i).padStart(3, '0')}`);
-    await Promise.all(others.map((name) => t.redis.userCreate(keys.userProfile(name), name, 'not-a-hash', Date.now())));
+    await Promise.all(others.map((name) => t.app.services.users.createSystemUser(name)));
     const contacts = async (prefix?: string, first?: number) =>
       (await t.gql<{ contacts: string[] }>('query($p: String, $f: Int) { contacts(prefix: $p, first: $f) }', { p: prefix, f: first }, me.token)).data?.contacts;
 

@@ -4,6 +4,7 @@
  * show that the result repeats work and never loses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as commands from '../../src/redis/chat/commands.js';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record, send, sendMany } from '../support/chats.js';
@@ -20,8 +21,7 @@ describe('a crash between the steps of', () => {
   it('a join (index written, chat not yet): the chat stays invisible and forbidden, and the join can be done again', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [], 'before', true);
-    const u = keys.user(bob.username);
-    await t.redis.userChats(u.chats, u.chatsVersion, 'add', chatId, u.bell); // step 1 only
+    await commands.indexChat(t.redis, keys, { user: bob.username, op: 'add', chatId }); // step 1 only
 
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, {});
     expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
@@ -37,8 +37,7 @@ describe('a crash between the steps of', () => {
   it('a leave (chat written, index not yet): the chat is gone from chats and from subscriptions', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
-    const c = keys.chat(chatId);
-    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt, bob.username, 5, c.bell, ''); // step 1 only
+    await commands.leaveChat(t.redis, keys, { chatId, member: bob.username, history: 5, by: '' }); // step 1 only
     expect(await t.redis.zscore(keys.user(bob.username).chats, chatId)).not.toBeNull(); // the stale index entry
 
     expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
@@ -57,8 +56,7 @@ describe('a crash between the steps of', () => {
   it('a leave whose index step runs after a concurrent add re-made the user a member: the entry stays', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
-    const c = keys.chat(chatId);
-    await t.redis.chatLeave(c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt, bob.username, 5, c.bell, ''); // bob's leave, step 1
+    await commands.leaveChat(t.redis, keys, { chatId, member: bob.username, history: 5, by: '' }); // bob's leave, step 1
     await t.gql('mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }', { c: chatId, u: bob.username }, ann.token);
     // bob's leave, step 2 (the index), running late:
     await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(bob.username, chatId);
@@ -73,7 +71,17 @@ describe('a crash between the steps of', () => {
     await t.gql('mutation($c: ID!) { markRead(chatId: $c, upTo: 20) { id } }', { c: chatId }, ann.token);
     const c = keys.chat(chatId);
     // The 21st message drops bob's oldest; this sender claims the gap with a 1 ms lease and never delivers it.
-    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt, ann.username, 'crashing', 20, 5, c.bell, 1, 16_384, 20, '');
+    await commands.sendMessage(t.redis, keys, {
+      chatId,
+      sender: ann.username,
+      text: 'crashing',
+      backlog: 20,
+      history: 5,
+      claimMs: 1,
+      doorbellMax: 16_384,
+      contactsMax: 20,
+      scheduledId: '',
+    });
     expect(await t.redis.hlen(c.gaps)).toBe(1);
     await new Promise((r) => setTimeout(r, 5));
 

@@ -9,7 +9,6 @@ import type { Client } from 'graphql-ws';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
-import { keysOf } from '../support/keys.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { eventually, postGraphQL, redisEnv, uniqueName, uniquePrefix, wsClient } from '../support/app.js';
 import { MESSAGE_ADDED, SEND, range, record, type Delivered, type Recorder } from '../support/chats.js';
@@ -53,8 +52,7 @@ interface Subscriber {
 /** Users with sessions made through the services (no password hashing: 330 scrypt runs would dominate the test). */
 async function seedUser(): Promise<{ username: string; token: string }> {
   const username = uniqueName('p');
-  const keys = keysOf(prefix);
-  await redis.userCreate(keys.userProfile(username), username, 'unused', Date.now());
+  await services.users.createSystemUser(username);
   return { username, token: await services.sessions.create(username) };
 }
 
@@ -65,7 +63,7 @@ describe('three gateway processes on one Redis', () => {
     const chats: { id: string; members: { username: string; token: string }[] }[] = [];
     for (let c = 0; c < CHATS; c++) {
       const members = await Promise.all(Array.from({ length: PER_CHAT }, seedUser));
-      const id = await services.chats.create(members[0]!.username, members.slice(1).map((m) => m.username), null, false);
+      const id = await services.chats.createChat(members[0]!.username, members.slice(1).map((m) => m.username), null, false);
       chats.push({ id, members });
     }
 

@@ -166,12 +166,12 @@ describe('scheduled messages', () => {
     const bob = await t.signUp();
     const chatId = await createChat(t, ann.token, [bob.username]);
     const later = new Date(Date.now() + 3600_000);
-    for (let i = 0; i < 100; i++) await t.app.services.scheduled.schedule(ann.username, chatId, `m${i}`, later);
+    for (let i = 0; i < 100; i++) await t.app.services.scheduled.scheduleMessage(ann.username, chatId, `m${i}`, later);
     const r = await schedule(ann.token, chatId, 'one too many', later);
     expect(r.errors?.[0]?.extensions?.code).toBe('BUSY');
     const list = await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token);
     expect(list.data!.scheduledMessages).toHaveLength(100);
-    await Promise.all(list.data!.scheduledMessages.map((m) => t.app.services.scheduled.cancel(ann.username, m.id)));
+    await Promise.all(list.data!.scheduledMessages.map((m) => t.app.services.scheduled.cancelScheduledMessage(ann.username, m.id)));
   });
 
   it('shows admins the queues', async () => {
@@ -194,7 +194,7 @@ describe('scheduled messages and worker processes', () => {
       const now = new Date();
       const ids: string[] = [];
       for (const [k, sender] of senders.entries()) {
-        const batch = await Promise.all(range(0, 99).map((n) => g.app.services.scheduled.schedule(sender.username, chatId, `m${k * 100 + n}`, now)));
+        const batch = await Promise.all(range(0, 99).map((n) => g.app.services.scheduled.scheduleMessage(sender.username, chatId, `m${k * 100 + n}`, now)));
         ids.push(...batch.map((m) => m.id));
       }
       const env = { ...redisEnv(), KEY_PREFIX: g.config.keyPrefix, ...FAST_WORKER, WORKER_CONCURRENCY: '16', LOG_LEVEL: 'warn' };

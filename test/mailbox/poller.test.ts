@@ -3,6 +3,7 @@
  * Each test disables one of them, so delivery proves the other works on its own.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import * as commands from '../../src/redis/chat/commands.js';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
@@ -31,9 +32,20 @@ describe('mailbox poller', () => {
     const watching = t.app.services.poller.size; // the session revocations' doorbell
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
     await live.until((items) => items.length === 1);
-    // The send script with the doorbell pointed at a channel nobody listens to.
-    const c = keysOf(t.config.keyPrefix).chat(chatId);
-    await t.redis.chatSend(c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt, ann.username, 'silent', 10_000, 100, `${c.bell}:nobody`, 30_000, 16_384, 20, '');
+    // The send script with the chat's doorbell pointed at a channel nobody listens to.
+    const keys = keysOf(t.config.keyPrefix);
+    const silenced = { ...keys, chat: (id: string) => ({ ...keys.chat(id), bell: `${keys.chat(id).bell}:nobody` }) };
+    await commands.sendMessage(t.redis, silenced, {
+      chatId,
+      sender: ann.username,
+      text: 'silent',
+      backlog: 10_000,
+      history: 100,
+      claimMs: 30_000,
+      doorbellMax: 16_384,
+      contactsMax: 20,
+      scheduledId: '',
+    });
     await live.until((items) => items.length === 2, 10_000);
     expect(live.items.map((m) => m.text)).toEqual(['first', 'silent']);
     expect(t.app.services.poller.size).toEqual({ keys: watching.keys + 1, channels: watching.channels + 1 });

@@ -1,12 +1,12 @@
--- chat-state: what the Chat type shows of one chat to one viewer, read atomically.
--- KEYS[1] chat meta  KEYS[2] seq  KEYS[3] members
--- ARGV[1] viewer
+-- chatState: what the Chat type shows of one chat to one viewer, read atomically.
 -- Returns {} when the chat does not exist; else {public, createdAt, lastAt, lastMessageId, memberCount,
 -- viewer's read position or -1 when not a member}.
-local meta = redis.call('HMGET', KEYS[1], 'public', 'createdAt', 'lastAt')
-if not meta[1] then
+local meta, seq, members = KEYS[1], KEYS[2], KEYS[3]
+local viewer = ARGV[1]
+local m = redis.call('HMGET', meta, 'public', 'createdAt', 'lastAt')
+if not m[1] then
   return {}
 end
-local read = redis.call('ZSCORE', KEYS[3], ARGV[1])
-return { tonumber(meta[1]), tonumber(meta[2]), tonumber(meta[3]), tonumber(redis.call('GET', KEYS[2]) or '0'),
-  redis.call('ZCARD', KEYS[3]), read and tonumber(read) or -1 }
+local read = redis.call('ZSCORE', members, viewer)
+return { tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(redis.call('GET', seq) or '0'),
+  redis.call('ZCARD', members), read and tonumber(read) or -1 }

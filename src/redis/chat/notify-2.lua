@@ -1,14 +1,14 @@
 -- notify: put a notification in a user's mailbox under the next id, keep at most `cap`, ring the doorbell.
--- KEYS[1] user inbox  KEYS[2] user inbox seq
--- ARGV[1] kind  ARGV[2] text  ARGV[3] data (JSON, or '' for none)  ARGV[4] cap  ARGV[5] doorbell channel
 -- Returns the notification's id.
 --- @include lib/now
-local id = redis.call('INCR', KEYS[2])
-local notification = { id = id, kind = ARGV[1], text = ARGV[2], createdAt = nowMs() }
-if ARGV[3] ~= '' then
-  notification.data = cjson.decode(ARGV[3])
+local inbox, inboxSeq = KEYS[1], KEYS[2]
+local kind, text, data, cap, bell = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5] -- data: JSON, or ''
+local id = redis.call('INCR', inboxSeq)
+local notification = { id = id, kind = kind, text = text, createdAt = nowMs() }
+if data ~= '' then
+  notification.data = cjson.decode(data)
 end
-redis.call('ZADD', KEYS[1], id, cjson.encode(notification))
-redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
-redis.call('SPUBLISH', ARGV[5], KEYS[2] .. ' ' .. id)
+redis.call('ZADD', inbox, id, cjson.encode(notification))
+redis.call('ZREMRANGEBYRANK', inbox, 0, -(cap + 1))
+redis.call('SPUBLISH', bell, inboxSeq .. ' ' .. id)
 return id

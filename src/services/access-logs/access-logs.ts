@@ -17,6 +17,7 @@ import { createGunzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/access-logs/commands.js';
 import type { AccessLogKeys } from '../../redis/access-logs/keys.js';
 import type { GeoKeys } from '../../redis/geo/keys.js';
 import type { ChatService } from '../chat/chats.js';
@@ -143,14 +144,22 @@ export class AccessLogService {
     const id = randomBytes(9).toString('base64url');
     const u = this.k.upload(id);
     const filename = file.name.slice(0, 200) || 'access.log';
-    const reserved = await this.redis.logsReserve(this.k.held, u.record, file.size, this.options.heldMaxBytes, filename, uploader, this.options.processors, Date.now());
-    if (reserved === 0) throw new AppError('BUSY', 'uploads waiting to be processed hold too much already; try again later');
+    const reserved = await commands.uploadAccessLog(this.redis, this.keys, {
+      id,
+      bytes: file.size,
+      heldMax: this.options.heldMaxBytes,
+      filename,
+      uploader,
+      processors: this.options.processors,
+      now: Date.now(),
+    });
+    if (!reserved) throw new AppError('BUSY', 'uploads waiting to be processed hold too much already; try again later');
     try {
       for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>) await this.redis.append(u.data, Buffer.from(chunk));
       await this.redis.hset(u.record, 'status', 'PROCESSING');
-      await this.chats.send(chatId, `${SYSTEM_PREFIX}1`, JSON.stringify({ upload: id }));
+      await this.chats.sendMessage(chatId, `${SYSTEM_PREFIX}1`, JSON.stringify({ upload: id }));
     } catch (err) {
-      await this.redis.logsRelease(this.k.held, u.record, u.data, u.shares, 'FAILED', RECORD_KEPT_MS).catch(() => 0);
+      await commands.releaseUpload(this.redis, this.keys, { id, status: 'FAILED', keptMs: RECORD_KEPT_MS }).catch(() => undefined);
       throw err;
     }
     return { id, filename, bytes: file.size, status: 'PROCESSING' };
@@ -192,7 +201,7 @@ export class AccessLogService {
     const generation = await this.redis.get(this.keys.geo().generation);
     if (this.local.generation !== generation) await this.local.load(this.redis, this.keys, generation);
 
-    const visits = new Map<string, Map<string, number>>(); // "<day> <level>" → place → count
+    const visits = new Map<string, { day: string; level: string; counts: Map<string, number> }>(); // by "<day> <level>"
     let lines = 0;
     let errors = 0;
     let index = 0;
@@ -210,22 +219,20 @@ export class AccessLogService {
         const place = places[level];
         if (!place) continue;
         const key = `${parsed.day} ${level}`;
-        const byPlace = visits.get(key) ?? new Map<string, number>();
-        visits.set(key, byPlace.set(place, (byPlace.get(place) ?? 0) + 1));
+        const entry = visits.get(key) ?? { day: parsed.day, level, counts: new Map<string, number>() };
+        visits.set(key, entry);
+        entry.counts.set(place, (entry.counts.get(place) ?? 0) + 1);
       }
     }
-    const entries = [...visits];
-    const keys = [u.record, u.shares, ...entries.map(([key]) => this.k.visits(...(key.split(' ') as [string, string])))];
-    const args = entries.flatMap(([, byPlace]) => [byPlace.size, ...[...byPlace].flatMap(([place, count]) => [count, place])]);
-    const [result, totalLines, totalErrors] = await this.redis.logsShareDone(keys.length, ...keys, share, lines, errors, ...args);
-    if (result !== 2) return;
-    await this.redis.logsRelease(this.k.held, u.record, u.data, u.shares, 'DONE', RECORD_KEPT_MS);
-    await this.notifications.notify(uploader, 'logProcessed', `access log ${filename ?? id}: ${totalLines} lines, ${totalErrors} malformed`, {
+    const outcome = await commands.finishShare(this.redis, this.keys, { id, share, lines, errors, visits: [...visits.values()] });
+    if (outcome.status !== 'last') return;
+    await commands.releaseUpload(this.redis, this.keys, { id, status: 'DONE', keptMs: RECORD_KEPT_MS });
+    await this.notifications.notify(uploader, 'logProcessed', `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`, {
       upload: id,
-      lines: totalLines,
-      errors: totalErrors,
+      lines: outcome.lines,
+      errors: outcome.errors,
     });
-    this.log.info({ upload: id, lines: totalLines, errors: totalErrors }, 'access log processed');
+    this.log.info({ upload: id, lines: outcome.lines, errors: outcome.errors }, 'access log processed');
   }
 
   /** The upload's lines, streamed from Redis in chunks, gunzipped when gzip. */
@@ -254,8 +261,8 @@ export class AccessLogService {
     if (existing) return existing;
     const names = Array.from({ length: this.options.processors }, (_, i) => `${SYSTEM_PREFIX}${i + 1}`);
     await Promise.all(names.map((n) => this.users.createSystemUser(n)));
-    const id = await this.chats.create(names[0]!, names.slice(1), null, false);
-    if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leave(id, names[0]!); // another process won
+    const id = await this.chats.createChat(names[0]!, names.slice(1), null, false);
+    if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leaveChat(id, names[0]!); // another process won
     return (await this.redis.get(this.k.chat))!;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Group chats on pull mailboxes (the book's chapter 6 multi-recipient messaging, without its defects).
  *
- * A chat's keys share its hash tag and each write is one Lua script over them (src/redis/lua/chat-*.lua): the
+ * A chat's keys share its hash tag and each write is one Lua script over them (src/redis/chat/): the
  * members and their read positions, the messages, the sequence, the doorbell. The chat is the truth about who
  * is a member and what they have read. Each user also has an index of their chats on their own slot; steps
  * that span both slots are ordered so that a crash between them repeats work and never loses it:
@@ -17,7 +17,9 @@
 import DataLoader from 'dataloader';
 import { badInput, forbidden, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/chat/commands.js';
 import type { ChatKeys } from '../../redis/chat/keys.js';
+import { STATUS } from '../../redis/status.js';
 import type { ContactService } from './contacts.js';
 import type { NotificationService } from './notifications.js';
 import { checkPage } from '../shared/paging.js';
@@ -83,17 +85,28 @@ export function parseChatId(raw: string, argument = 'chatId'): string {
   return raw;
 }
 
-/** The error for a chat script's refusal status (-1 no such chat, -2 not a member). */
-function refusal(code: number, chatId: string): Error {
-  switch (code) {
-    case -1:
+/** The error for a chat script's refusal: every status the chat's scripts return, in one place. */
+function refusal({ refused }: commands.Refused, chatId: string, user = ''): Error {
+  switch (refused) {
+    case STATUS.NOT_FOUND:
       return notFound(`chat ${chatId}`);
-    case -2:
+    case STATUS.NOT_MEMBER:
       return forbidden(`you are not a member of chat ${chatId}`);
+    case STATUS.NOT_PUBLIC:
+      return forbidden(`chat ${chatId} is not public; a member must add you`);
+    case STATUS.FULL:
+      return badInput('chatId', `chat ${chatId} is full`);
+    case STATUS.NOT_CREATOR:
+      return forbidden(`only the creator of chat ${chatId} removes members`);
+    case STATUS.NO_SUCH_MEMBER:
+      return notFound(`member "${user}" of chat ${chatId}`);
     default:
-      return new Error(`unexpected chat script status ${code}`);
+      return new Error(`unexpected chat script status ${refused}`);
   }
 }
+
+const isRefused = <T>(reply: T | commands.Refused): reply is commands.Refused =>
+  typeof reply === 'object' && reply !== null && 'refused' in reply;
 
 export function parseMessage(chatId: string, json: string): Message {
   const raw = JSON.parse(json) as { id: number; sender: string; text: string; sentAt: number };
@@ -114,7 +127,7 @@ export class ChatService {
   ) {}
 
   /** Creates a chat of `creator` and `members`, with an optional first message. Returns its id. */
-  async create(creator: string, rawMembers: readonly string[], text: string | null, isPublic: boolean): Promise<string> {
+  async createChat(creator: string, rawMembers: readonly string[], text: string | null, isPublic: boolean): Promise<string> {
     const members = [...new Set(rawMembers.map((m) => normalizeUsername(m, 'members')))].filter((m) => m !== creator);
     if (members.length + 1 > this.limits.maxMembers) {
       throw badInput('members', `a chat has at most ${this.limits.maxMembers} members`);
@@ -125,12 +138,8 @@ export class ChatService {
 
     const id = String(await this.redis.incr(this.keys.chatIds()));
     await Promise.all([creator, ...members].map((m) => this.index(m, 'add', id)));
-    const c = this.keys.chat(id);
-    const created = await this.redis.chatCreate(
-      c.meta, c.seq, c.version, c.members, c.names, c.messages,
-      creator, isPublic ? 1 : 0, text ?? '', c.bell, ...members,
-    );
-    if (created < 0) throw new Error(`chat id ${id} was already taken`);
+    const created = await commands.createChat(this.redis, this.keys, { chatId: id, creator, isPublic, text: text ?? '', members });
+    if (isRefused(created)) throw new Error(`chat id ${id} was already taken`);
     await this.afterCommit('createChat', [
       this.contacts.touch(creator, members),
       ...members.map((m) => this.notifications.notify(m, 'added', `${creator} added you to chat ${id}`, { chatId: id, by: creator })),
@@ -139,7 +148,7 @@ export class ChatService {
   }
 
   /** `by` (a member) adds `rawUser` at the chat's current last message. */
-  async addMember(chatId: string, by: string, rawUser: string): Promise<void> {
+  async addChatMember(chatId: string, by: string, rawUser: string): Promise<void> {
     const user = normalizeUsername(rawUser);
     await this.requireMember(chatId, by);
     if ((await this.users.unknown([user])).length > 0) throw notFound(`user "${user}"`);
@@ -152,7 +161,7 @@ export class ChatService {
   }
 
   /** `user` joins a public chat at its current last message (also when it has no message yet). */
-  async join(chatId: string, user: string): Promise<void> {
+  async joinChat(chatId: string, user: string): Promise<void> {
     const isPublic = await this.redis.hget(this.keys.chat(chatId).meta, 'public');
     if (isPublic === null) throw notFound(`chat ${chatId}`);
     if (isPublic !== '1') throw forbidden(`chat ${chatId} is not public; a member must add you`);
@@ -160,36 +169,26 @@ export class ChatService {
   }
 
   /** Leaves a chat; the last member leaving deletes it. */
-  async leave(chatId: string, user: string): Promise<void> {
-    const c = this.keys.chat(chatId);
-    const status = await this.redis.chatLeave(
-      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt,
-      user, this.limits.history, c.bell, '',
-    );
+  async leaveChat(chatId: string, user: string): Promise<void> {
+    const left = await commands.leaveChat(this.redis, this.keys, { chatId, member: user, history: this.limits.history, by: '' });
     // Not a member (or no such chat): an index entry a crash left behind still goes, so the user can clear it.
     await this.unindex(user, chatId);
-    if (status < 0) throw refusal(status, chatId);
+    if (isRefused(left)) throw refusal(left, chatId);
   }
 
   /** The chat's creator removes a member (not themself: they leave). */
-  async removeMember(chatId: string, by: string, rawUser: string): Promise<void> {
+  async removeChatMember(chatId: string, by: string, rawUser: string): Promise<void> {
     const user = normalizeUsername(rawUser);
     if (user === by) throw badInput('username', 'to remove yourself, leave the chat');
-    const c = this.keys.chat(chatId);
-    const status = await this.redis.chatLeave(
-      c.meta, c.seq, c.version, c.members, c.names, c.messages, c.gaps, c.scheduled, c.scheduledAt,
-      user, this.limits.history, c.bell, by,
-    );
-    if (status === -3) throw forbidden(`only the creator of chat ${chatId} removes members`);
-    if (status === -4) throw notFound(`member "${user}" of chat ${chatId}`);
-    if (status < 0) throw refusal(status, chatId);
+    const removed = await commands.leaveChat(this.redis, this.keys, { chatId, member: user, history: this.limits.history, by });
+    if (isRefused(removed)) throw refusal(removed, chatId, user);
     await this.unindex(user, chatId);
     await this.afterCommit('removeChatMember', [
       this.notifications.notify(user, 'removed', `${by} removed you from chat ${chatId}`, { chatId, by }),
     ]);
   }
 
-  async send(chatId: string, sender: string, rawText: string): Promise<Message> {
+  async sendMessage(chatId: string, sender: string, rawText: string): Promise<Message> {
     const text = this.checkText(rawText, 'text');
     const { id, sentAt } = await this.store(chatId, sender, text, '');
     return { id, chatId, sender, text, sentAt: new Date(sentAt) };
@@ -205,28 +204,31 @@ export class ChatService {
 
   /** Stores a message whose text checkText returned. */
   private async store(chatId: string, sender: string, text: string, scheduledId: string): Promise<{ id: number; sentAt: number }> {
-    const c = this.keys.chat(chatId);
-    const reply = await this.redis.chatSend(
-      c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt,
-      sender, text, this.limits.backlog, this.limits.history, c.bell, GAP_CLAIM_MS, DOORBELL_MESSAGE_MAX, CONTACT_CHAT_MAX,
+    const sent = await commands.sendMessage(this.redis, this.keys, {
+      chatId,
+      sender,
+      text,
+      backlog: this.limits.backlog,
+      history: this.limits.history,
+      claimMs: GAP_CLAIM_MS,
+      doorbellMax: DOORBELL_MESSAGE_MAX,
+      contactsMax: CONTACT_CHAT_MAX,
       scheduledId,
-    );
-    const [id, sentAt, members, ...gaps] = reply as [number, number, string, ...(string | number)[]];
-    if (id === -3) return { id: sentAt, sentAt: 0 }; // sent before, as message `reply[1]`
-    if (id < 0) throw refusal(id, chatId);
+    });
+    if ('sentBefore' in sent) return { id: sent.sentBefore, sentAt: 0 };
+    if (isRefused(sent)) throw refusal(sent, chatId);
     await this.afterCommit('sendMessage', [
-      members ? this.contacts.touch(sender, members.split(',')) : Promise.resolve(),
-      this.deliverGaps(chatId, gaps),
+      sent.members ? this.contacts.touch(sender, sent.members) : Promise.resolve(),
+      this.deliverGaps(chatId, sent.gaps),
     ]);
-    return { id, sentAt };
+    return sent;
   }
 
   /** Moves `user`'s read position up to `upTo` (never backwards); returns the position. */
   async markRead(chatId: string, user: string, upTo: number): Promise<number> {
     if (!Number.isSafeInteger(upTo) || upTo < 0) throw badInput('upTo', 'must be a message id (an integer ≥ 0)');
-    const c = this.keys.chat(chatId);
-    const position = await this.redis.chatMarkRead(c.meta, c.seq, c.members, c.messages, user, upTo, this.limits.history);
-    if (position < 0) throw refusal(position, chatId);
+    const position = await commands.markRead(this.redis, this.keys, { chatId, member: user, upTo, history: this.limits.history });
+    if (isRefused(position)) throw refusal(position, chatId);
     return position;
   }
 
@@ -245,19 +247,10 @@ export class ChatService {
   async states(chatIds: readonly string[], viewer: string): Promise<(ChatState | null)[]> {
     return Promise.all(
       chatIds.map(async (id) => {
-        const c = this.keys.chat(id);
-        const s = await this.redis.chatState(c.meta, c.seq, c.members, viewer);
-        if (s.length === 0) return null;
-        const [isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo] = s as [number, number, number, number, number, number];
-        return {
-          id,
-          isPublic: isPublic === 1,
-          createdAt: new Date(createdAt),
-          lastActivityAt: new Date(lastAt),
-          lastMessageId,
-          memberCount,
-          readUpTo: readUpTo < 0 ? null : readUpTo,
-        };
+        const s = await commands.chatState(this.redis, this.keys, { chatId: id, viewer });
+        if (!s) return null;
+        const { isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo } = s;
+        return { id, isPublic, createdAt: new Date(createdAt), lastActivityAt: new Date(lastAt), lastMessageId, memberCount, readUpTo };
       }),
     );
   }
@@ -307,26 +300,23 @@ export class ChatService {
       [...groups.values()].map(async (indexes) => {
         const { chatId, after, first } = requests[indexes[0]!]!;
         const readers = [...new Set(indexes.map((i) => requests[i]!.user))];
-        const c = this.keys.chat(chatId);
         try {
-          const reply = await this.redis.chatRead(c.meta, c.members, c.messages, c.version, after ?? -1, first, ...readers);
-          const [version, ...positions] = reply.slice(0, readers.length + 1) as number[];
-          const rows = reply.slice(readers.length + 1) as string[];
-          const messages = rows.map((json) => parseMessage(chatId, json));
+          const read = await commands.readChat(this.redis, this.keys, { chatId, after: after ?? -1, limit: first, readers });
+          const messages = (read?.messages ?? []).map((json) => parseMessage(chatId, json));
           for (const i of indexes) {
-            if (reply.length === 0) {
-              results[i] = refusal(-1, chatId);
+            if (!read) {
+              results[i] = refusal({ refused: STATUS.NOT_FOUND }, chatId);
               continue;
             }
-            const position = positions[readers.indexOf(requests[i]!.user)]!;
+            const position = read.positions[readers.indexOf(requests[i]!.user)]!;
             results[i] =
               position < 0
-                ? refusal(-2, chatId)
+                ? refusal({ refused: STATUS.NOT_MEMBER }, chatId)
                 : {
-                    version: version!,
+                    version: read.version,
                     readUpTo: position,
                     messages: after === null ? messages.filter((m) => m.id > position) : messages,
-                    more: rows.length === first,
+                    more: read.messages.length === first,
                   };
           }
         } catch (err) {
@@ -342,14 +332,13 @@ export class ChatService {
     return userText(text, argument, this.limits.maxMessageLength);
   }
 
-  private index(user: string, op: 'add' | 'remove', chatId: string): Promise<0 | 1> {
-    const u = this.keys.user(user);
-    return this.redis.userChats(u.chats, u.chatsVersion, op, chatId, u.bell);
+  private index(user: string, op: 'add' | 'remove', chatId: string): Promise<boolean> {
+    return commands.indexChat(this.redis, this.keys, { user, op, chatId });
   }
 
   /** Removes a chat from the user's index, then puts it back if a concurrent add or join made them a member. */
   private async unindex(user: string, chatId: string): Promise<void> {
-    if ((await this.index(user, 'remove', chatId)) === 0) return;
+    if (!(await this.index(user, 'remove', chatId))) return;
     const [state] = await this.states([chatId], user);
     if (state?.readUpTo !== null && state?.readUpTo !== undefined) await this.index(user, 'add', chatId);
   }
@@ -365,31 +354,20 @@ export class ChatService {
   /** Index first, then the chat; undoes the index entry it wrote if the chat refuses. Returns whether added. */
   private async enter(chatId: string, user: string, by: string): Promise<boolean> {
     const indexed = await this.index(user, 'add', chatId);
-    const c = this.keys.chat(chatId);
-    const [status] = await this.redis.chatJoin(c.meta, c.seq, c.version, c.members, c.names, user, by, c.bell, this.limits.maxMembers);
-    if (status! >= 0) return status === 1;
-    if (indexed === 1) await this.unindex(user, chatId);
-    if (status === -3) throw forbidden(`chat ${chatId} is not public; a member must add you`);
-    if (status === -4) throw badInput('chatId', `chat ${chatId} is full (${this.limits.maxMembers} members)`);
-    throw refusal(status!, chatId);
+    const joined = await commands.joinChat(this.redis, this.keys, { chatId, user, by, maxMembers: this.limits.maxMembers });
+    if (!isRefused(joined)) return joined.added;
+    if (indexed) await this.unindex(user, chatId);
+    throw refusal(joined, chatId);
   }
 
-  /** Delivers claimed gap entries ([user, from, to]...) to the users' mailboxes, then clears them from the outbox. */
-  private async deliverGaps(chatId: string, entries: (string | number)[]): Promise<void> {
-    const gaps = this.keys.chat(chatId).gaps;
-    const deliveries: Promise<unknown>[] = [];
-    for (let i = 0; i + 2 < entries.length; i += 3) {
-      const [user, from, to] = [String(entries[i]), Number(entries[i + 1]), Number(entries[i + 2])];
-      deliveries.push(
+  /** Delivers claimed gaps to the users' mailboxes, then clears them from the chat's outbox. */
+  private async deliverGaps(chatId: string, gaps: commands.Sent['gaps']): Promise<void> {
+    await Promise.all(
+      gaps.map(({ user, from, to }) =>
         this.notifications
-          .notify(user, 'gap', `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`, {
-            chatId,
-            from,
-            to,
-          })
-          .then(() => this.redis.chatGapDone(gaps, user, from, to)),
-      );
-    }
-    await Promise.all(deliveries);
+          .notify(user, 'gap', `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`, { chatId, from, to })
+          .then(() => commands.gapDelivered(this.redis, this.keys, { chatId, member: user, from, to })),
+      ),
+    );
   }
 }

@@ -4,6 +4,7 @@
  * Filtering by prefix happens here, over at most CONTACTS_MAX short names, as in the book.
  */
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/chat/commands.js';
 import type { ChatKeys } from '../../redis/chat/keys.js';
 import { checkPage } from '../shared/paging.js';
 
@@ -19,7 +20,7 @@ export class ContactService {
   async touch(username: string, contacts: readonly string[]): Promise<void> {
     const others = [...new Set(contacts)].filter((c) => c !== username).slice(0, CONTACTS_MAX);
     if (others.length === 0) return;
-    await this.redis.contactsTouch(this.keys.user(username).contacts, CONTACTS_MAX, ...others.reverse());
+    await commands.touchContacts(this.redis, this.keys, { user: username, cap: CONTACTS_MAX, names: others.reverse() });
   }
 
   /** Contacts starting with `prefix` (case-insensitive), newest first, at most `first`. */

@@ -5,6 +5,7 @@
  */
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/chat/commands.js';
 import type { ChatKeys } from '../../redis/chat/keys.js';
 import { checkPage } from '../shared/paging.js';
 
@@ -29,8 +30,7 @@ export class NotificationService {
   ) {}
 
   notify(username: string, kind: NotificationKind, text: string, data?: Record<string, unknown>): Promise<number> {
-    const k = this.keys.user(username);
-    return this.redis.notify(k.inbox, k.inboxSeq, kind, text, data ? JSON.stringify(data) : '', INBOX_MAX, k.bell);
+    return commands.notify(this.redis, this.keys, { user: username, kind, text, data, cap: INBOX_MAX });
   }
 
   /** Unacknowledged notifications with an id above `after`, oldest first. */

@@ -11,7 +11,9 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput, forbidden, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/chat/commands.js';
 import type { ChatKeys } from '../../redis/chat/keys.js';
+import { STATUS } from '../../redis/status.js';
 import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import type { ChatService } from './chats.js';
 import type { NotificationService } from './notifications.js';
@@ -45,25 +47,23 @@ const ID = /^[A-Za-z0-9_-]{16}$/;
 
 export class ScheduledMessageService {
   private readonly k: ReturnType<ChatKeys['scheduled']>;
-  private readonly queue: ReturnType<CoordinationKeys['queue']>;
 
   constructor(
     private readonly redis: RedisClient,
-    keys: ChatKeys & CoordinationKeys,
+    private readonly keys: ChatKeys & CoordinationKeys,
     private readonly chats: ChatService,
     private readonly queues: QueueService,
     private readonly notifications: NotificationService,
     private readonly log: Logger,
   ) {
     this.k = keys.scheduled();
-    this.queue = keys.queue(this.k.queueName);
   }
 
   get queueName(): string {
     return this.k.queueName;
   }
 
-  async schedule(sender: string, chatId: string, rawText: string, sendAt: Date): Promise<ScheduledMessage> {
+  async scheduleMessage(sender: string, chatId: string, rawText: string, sendAt: Date): Promise<ScheduledMessage> {
     const text = this.chats.checkText(rawText, 'text');
     const at = sendAt.getTime();
     if (!Number.isFinite(at)) throw badInput('sendAt', 'must be a date and time');
@@ -71,28 +71,21 @@ export class ScheduledMessageService {
     await this.chats.requireMember(chatId, sender);
     const id = randomBytes(12).toString('base64url');
     const task = this.queues.newTask(SEND_SCHEDULED_MESSAGE, { id });
-    const created = await this.redis.scheduleCreate(
-      this.k.record(id), this.k.pending(sender, chatId), this.queue.ready, this.queue.delayed,
-      id, chatId, sender, text, at, task, PENDING_MAX,
-    );
-    if (created === 0) throw new AppError('BUSY', `you already have ${PENDING_MAX} messages scheduled in chat ${chatId}; cancel some or wait until they are sent`);
+    const created = await commands.scheduleMessage(this.redis, this.keys, { id, chatId, sender, text, sendAt: at, task, pendingMax: PENDING_MAX });
+    if (!created) throw new AppError('BUSY', `you already have ${PENDING_MAX} messages scheduled in chat ${chatId}; cancel some or wait until they are sent`);
     const message = await this.get(id);
     if (!message) throw new Error(`scheduled message ${id} vanished after it was created`);
     return message;
   }
 
   /** Cancels the viewer's pending scheduled message; false when it is too late (sending or sent already). */
-  async cancel(viewer: string, id: string): Promise<boolean> {
-    const record = this.k.record(checkId(id));
-    const [chatId, sender] = await this.redis.hmget(record, 'chatId', 'sender');
+  async cancelScheduledMessage(viewer: string, id: string): Promise<boolean> {
+    const [chatId, sender] = await this.redis.hmget(this.k.record(checkId(id)), 'chatId', 'sender');
     if (!chatId || !sender) throw notFound(`scheduled message ${id}`);
     if (sender !== viewer) throw forbidden(`scheduled message ${id} is not yours`);
-    const result = await this.redis.scheduleCancel(
-      record, this.k.pending(sender, chatId), this.k.done(sender, chatId), this.queue.ready, this.queue.delayed,
-      id, viewer, RETENTION_MS, DONE_KEPT,
-    );
-    if (result === -1) throw notFound(`scheduled message ${id}`);
-    return result === 1;
+    const result = await commands.cancelScheduledMessage(this.redis, this.keys, { id, chatId, user: viewer, retentionMs: RETENTION_MS, doneKept: DONE_KEPT });
+    if (typeof result === 'object') throw result.refused === STATUS.NOT_OWNER ? forbidden(`scheduled message ${id} is not yours`) : notFound(`scheduled message ${id}`);
+    return result === 'cancelled';
   }
 
   /** The viewer's scheduled messages in a chat they belong to: pending ones, then recently finished, by sendAt. */
@@ -124,11 +117,11 @@ export class ScheduledMessageService {
 
   /** The worker's handler: sends scheduled message `id` unless it was cancelled or sent already. */
   async deliver(id: string): Promise<void> {
-    const record = this.k.record(id);
-    const [status, chatId, sender, text] = await this.redis.scheduleClaim(record);
-    if (status !== 'SENDING' || !chatId || !sender || text == null) return;
-    const finish = (outcome: 'SENT' | 'FAILED', field: string, value: string | number) =>
-      this.redis.scheduleFinish(record, this.k.pending(sender, chatId), this.k.done(sender, chatId), id, outcome, field, value, RETENTION_MS, DONE_KEPT);
+    const claimed = await commands.claimScheduledMessage(this.redis, this.keys, { id });
+    if (claimed?.status !== 'SENDING') return;
+    const { chatId, sender, text } = claimed;
+    const finish = (status: 'SENT' | 'FAILED', value: string | number) =>
+      commands.finishScheduledMessage(this.redis, this.keys, { id, chatId, sender, status, value, retentionMs: RETENTION_MS, doneKept: DONE_KEPT });
     let messageId: number;
     try {
       messageId = await this.chats.sendScheduled(chatId, sender, text, id);
@@ -137,11 +130,11 @@ export class ScheduledMessageService {
       if (!AppError.is(err) || !['FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT'].includes(err.code)) throw err;
       // Notify first: a crash before finishing repeats the notice rather than losing it.
       await this.notifications.notify(sender, 'scheduleFailed', `your message scheduled for chat ${chatId} was not sent: ${err.message}`, { chatId, scheduledId: id });
-      await finish('FAILED', 'reason', err.message);
+      await finish('FAILED', err.message);
       this.log.info({ scheduledId: id, chatId, sender, reason: err.message }, 'scheduled message failed');
       return;
     }
-    await finish('SENT', 'messageId', messageId);
+    await finish('SENT', messageId);
   }
 }
 

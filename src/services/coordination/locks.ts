@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/coordination/commands.js';
 import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 
@@ -79,12 +80,11 @@ export class LockService {
     checkName('lock', name);
     checkMs('leaseMs', leaseMs, 1);
     checkMs('waitMs', waitMs, 0);
-    const k = this.keys.lock(name);
     const token = randomBytes(16).toString('base64url');
     const deadline = performance.now() + waitMs;
     for (;;) {
       const rings = this.waiting.get(name)?.rings;
-      const result = await this.redis.lockAcquire(k.owner, k.fence, token, leaseMs);
+      const result = await commands.acquireLock(this.redis, this.keys, { name, token, leaseMs });
       if (result > 0) return { name, token, fence: result };
       const left = deadline - performance.now();
       if (left <= 0) return null;
@@ -99,27 +99,26 @@ export class LockService {
    * someone else may hold it).
    */
   async release(lease: Lease): Promise<boolean> {
-    const k = this.keys.lock(lease.name);
     const entry = this.waiting.get(lease.name);
     const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
     if (entry && waiter) {
       entry.handoffs++;
       let fence = 0;
       try {
-        fence = await this.redis.lockHandoff(k.owner, k.fence, lease.token, waiter.token, waiter.leaseMs);
+        fence = await commands.handOffLock(this.redis, this.keys, { name: lease.name, token: lease.token, waiterToken: waiter.token, leaseMs: waiter.leaseMs });
       } finally {
         waiter.wake(fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined);
       }
       return fence > 0;
     }
     if (entry) entry.handoffs = 0;
-    return (await this.redis.lockRelease(k.owner, lease.token, k.bell)) === 1;
+    return commands.releaseLock(this.redis, this.keys, { name: lease.name, token: lease.token });
   }
 
   /** Gives the lease `leaseMs` from now; false when it had already ended. */
   async extend(lease: Lease, leaseMs: number): Promise<boolean> {
     checkMs('leaseMs', leaseMs, 1);
-    return (await this.redis.lockExtend(this.keys.lock(lease.name).owner, lease.token, leaseMs)) === 1;
+    return commands.extendLock(this.redis, this.keys, { name: lease.name, token: lease.token, leaseMs });
   }
 
   /**

@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/coordination/commands.js';
 import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
@@ -79,25 +80,24 @@ export class QueueService {
 
   /** Adds a task; returns its id. */
   async enqueue(queue: string, name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
-    const q = this.queueKeys(queue);
+    checkName('queue', queue);
     const delayMs = options.delayMs ?? 0;
     checkMs('delayMs', delayMs, 0);
     const raw = this.newTask(name, args, options);
-    await this.redis.queueEnqueue(q.ready, q.delayed, raw, delayMs);
+    await commands.enqueueTask(this.redis, this.keys, { queue, task: raw, delayMs });
     return parseTask(raw).id;
   }
 
   /** Moves due delayed tasks to the ready list; returns how many, and ms until the next is due (-1: none). */
   async promote(queue: string, max = PROMOTE_BATCH): Promise<{ moved: number; nextDueMs: number }> {
-    const q = this.queueKeys(queue);
-    const [moved, nextDueMs] = await this.redis.queuePromote(q.ready, q.delayed, max);
-    return { moved, nextDueMs };
+    checkName('queue', queue);
+    return commands.promoteTasks(this.redis, this.keys, { queue, max });
   }
 
   /** Moves up to `max` ready tasks to the worker's active list, without waiting; the first to run comes first. */
   async takeReady(queue: string, workerId: string, max: number): Promise<Task[]> {
-    const q = this.queueKeys(queue);
-    return (await this.redis.queueTake(q.ready, q.active(workerId), max)).map(parseTask);
+    checkName('queue', queue);
+    return (await commands.takeTasks(this.redis, this.keys, { queue, workerId, max })).map(parseTask);
   }
 
   /**
@@ -131,17 +131,18 @@ export class QueueService {
 
   /** Records the worker as alive; returns the workers of the queue quiet for longer than `timeoutMs`. */
   async heartbeat(queue: string, workerId: string, timeoutMs: number): Promise<string[]> {
-    return this.redis.queueHeartbeat(this.queueKeys(queue).workers, workerId, timeoutMs);
+    checkName('queue', queue);
+    return commands.heartbeat(this.redis, this.keys, { queue, workerId, timeoutMs });
   }
 
   /**
    * Returns a worker's unfinished tasks to the front of the queue and forgets the worker: a dead one (quiet for
    * longer than `timeoutMs`, re-checked atomically; each return counts an attempt) or, with `timeoutMs` -1, one
-   * that is stopping. Returns how many went back, -1 when the worker turned out to be alive.
+   * that is stopping. Returns how many went back, 'alive' when the worker turned out to be alive.
    */
-  async requeue(queue: string, workerId: string, timeoutMs: number): Promise<number> {
-    const q = this.queueKeys(queue);
-    return this.redis.queueRequeue(q.active(workerId), q.ready, q.workers, q.failed, workerId, timeoutMs, FAILED_KEPT);
+  async requeue(queue: string, workerId: string, timeoutMs: number): Promise<number | 'alive'> {
+    checkName('queue', queue);
+    return commands.requeueTasks(this.redis, this.keys, { queue, workerId, timeoutMs, failedKept: FAILED_KEPT });
   }
 
   async status(queue: string): Promise<QueueStatus> {
@@ -166,8 +167,8 @@ export class QueueService {
   }
 
   private async putBack(queue: string, workerId: string, taken: Task, back: Omit<Task, 'raw'>, delayMs: number, error: string): Promise<boolean> {
-    const q = this.queueKeys(queue);
-    return (await this.redis.queueRetry(q.active(workerId), q.delayed, q.failed, taken.raw, encodeTask(back), delayMs, error, FAILED_KEPT)) === 1;
+    checkName('queue', queue);
+    return commands.retryTask(this.redis, this.keys, { queue, workerId, taken: taken.raw, returned: encodeTask(back), delayMs, error, failedKept: FAILED_KEPT });
   }
 
   private queueKeys(queue: string) {

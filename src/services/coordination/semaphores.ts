@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/coordination/commands.js';
 import type { CoordinationKeys } from '../../redis/coordination/keys.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
@@ -23,13 +24,13 @@ export class SemaphoreService {
     checkName('semaphore', name);
     checkMs('timeoutMs', timeoutMs, 1);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`semaphore limit must be an integer ≥ 1, got ${limit}`);
-    return (await this.redis.semaphoreAcquire(this.keys.semaphore(name), limit, timeoutMs, holder)) === 1 ? holder : null;
+    return (await commands.acquireSemaphore(this.redis, this.keys, { name, limit, timeoutMs, holder })) ? holder : null;
   }
 
   /** Gives the holder `timeoutMs` from now; false when it had already been dropped. */
   async refresh(name: string, holder: string, timeoutMs: number): Promise<boolean> {
     checkMs('timeoutMs', timeoutMs, 1);
-    return (await this.redis.semaphoreRefresh(this.keys.semaphore(name), timeoutMs, holder)) === 1;
+    return commands.refreshSemaphore(this.redis, this.keys, { name, timeoutMs, holder });
   }
 
   /** Gives the place back; false when the holder had already been dropped. */

@@ -12,6 +12,7 @@
 import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/geo/commands.js';
 import type { GeoKeys } from '../../redis/geo/keys.js';
 import type { CityRecord } from './geo.js';
 import { parseBounds, parseCidr, type Range } from './ip.js';
@@ -103,8 +104,7 @@ export class CityImport {
     this.flushRanges(4);
     this.flushRanges(6);
     await this.writer.drain();
-    const live = this.keys.geo();
-    await this.redis.geoSwap(live.ranges4, live.ranges6, live.cities, this.loading.ranges4, this.loading.ranges6, this.loading.cities, live.generation);
+    await commands.swapCities(this.redis, this.keys);
     return this.result;
   }
 

@@ -7,6 +7,8 @@
 import DataLoader from 'dataloader';
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/geo/commands.js';
+import type { CityByIpReply } from '../../redis/geo/commands.js';
 import type { GeoKeys } from '../../redis/geo/keys.js';
 import { parseAddress, type Address } from './ip.js';
 
@@ -59,14 +61,13 @@ export class GeoService {
   }
 
   private async lookup(addresses: readonly string[]): Promise<(City | null)[]> {
-    const k = this.keys.geo();
     const pipeline = this.redis.pipeline();
-    for (const a of addresses) pipeline.geoLookup(a.startsWith('4') ? k.ranges4 : k.ranges6, k.cities, a.slice(2));
+    for (const a of addresses) commands.cityByIp(pipeline, this.keys, { family: a.startsWith('4') ? 4 : 6, hex: a.slice(2) });
     const results = (await pipeline.exec()) ?? [];
     return results.map(([err, found]) => {
       if (err) throw err;
       if (!found) return null;
-      const [id, lat, lon, json] = found as [string, string, string, string | null];
+      const [id, lat, lon, json] = found as NonNullable<CityByIpReply>;
       if (json === null) return null;
       const record = JSON.parse(json) as CityRecord;
       return { id, ...record, latitude: number(lat) ?? record.latitude, longitude: number(lon) ?? record.longitude };

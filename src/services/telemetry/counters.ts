@@ -10,6 +10,7 @@
  */
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 
 /** Seconds per sample: 1 s, 5 s, 1 min, 5 min, 1 h, 5 h, 1 day. */
@@ -68,10 +69,9 @@ export class CounterService {
       // OTHER always: refused names' counts go there.
       const reserved = RESERVED.filter((n) => n === OTHER || pending.has(n));
       const names = [...reserved, ...[...pending.keys()].filter((n) => !RESERVED.includes(n))];
-      const reply = await this.redis.counterAdmit(this.keys.counterNames(), this.namesMax, reserved.length, ...names);
-      const size = reply[names.length]!;
+      const { admitted, size } = await commands.admitCounterNames(this.redis, this.keys, { max: this.namesMax, reserved: reserved.length, names });
       if (this.known.size > this.namesMax + RESERVED.length) this.known.clear();
-      names.forEach((name, i) => (reply[i] === 1 ? this.known.add(name) : refused.add(name)));
+      names.forEach((name, i) => (admitted[i] ? this.known.add(name) : refused.add(name)));
       this.full = size >= this.namesMax;
       if (this.full && this.known.size !== size) {
         this.known = new Set(await this.redis.zrange(this.keys.counterNames(), '0', '-1'));
@@ -83,9 +83,7 @@ export class CounterService {
         pending.delete(name);
       }
       await Promise.all(
-        [...pending].map(([name, bySecond]) =>
-          this.redis.counterAdd(...PRECISIONS.map((p) => this.keys.counter(name, p)), ...PRECISIONS, ...[...bySecond].flat()),
-        ),
+        [...pending].map(([name, bySecond]) => commands.addCounts(this.redis, this.keys, { name, precisions: PRECISIONS, counts: bySecond })),
       );
     } catch (err) {
       for (const [name, bySecond] of pending) for (const [second, count] of bySecond) this.add(name, count, second * 1000);
@@ -116,7 +114,9 @@ export class CounterService {
     const nowSeconds = Math.floor(now / 1000);
     let dropped = 0;
     for (const name of await this.list()) {
-      const left = await Promise.all(PRECISIONS.map((p) => this.redis.counterClean(this.keys.counter(name, p), nowSeconds - sampleCount * p)));
+      const left = await Promise.all(
+        PRECISIONS.map((precision) => commands.cleanCounter(this.redis, this.keys, { name, precision, cutoff: nowSeconds - sampleCount * precision })),
+      );
       if (left.every((n) => n === 0)) {
         await this.redis.zrem(this.keys.counterNames(), name);
         dropped++;

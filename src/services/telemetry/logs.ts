@@ -4,6 +4,7 @@
  * each, of at most 1000 characters). Lines are buffered in memory and written by `flush()`, one script per log.
  */
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { hourStart } from '../shared/clock.js';
 
@@ -57,8 +58,7 @@ export class LogService {
     const hour = hourStart(this.now());
     const results = await Promise.allSettled(
       pending.map(({ name, severity, lines }) => {
-        const k = this.keys.log(name, severity);
-        return this.redis.logWrite(k.recent, k.common, k.start, k.last, k.lastStart, hour, RECENT_KEPT, COMMON_KEPT, ...lines);
+        return commands.writeLog(this.redis, this.keys, { name, severity, hour, recentKept: RECENT_KEPT, commonKept: COMMON_KEPT, lines });
       }),
     );
     const failed = results.findIndex((r) => r.status === 'rejected');

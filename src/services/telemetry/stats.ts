@@ -5,6 +5,7 @@
  * book's `slowest:`).
  */
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
 
@@ -81,9 +82,8 @@ export class StatsService {
     const averages = new Map<string, (number | string)[]>();
     await Promise.all(
       pending.map(async (p) => {
-        const k = this.keys.stats(p.context, p.type);
-        const [count, sum] = await this.redis.statsAdd(k.current, k.start, k.last, k.lastStart, hour, p.count, p.sum, p.sumsq, p.min, p.max);
-        averages.set(p.type, [...(averages.get(p.type) ?? []), Number(sum) / Number(count), p.context]);
+        const { count, sum } = await commands.addStats(this.redis, this.keys, { ...p, hour });
+        averages.set(p.type, [...(averages.get(p.type) ?? []), sum / count, p.context]);
       }),
     );
     await Promise.all(

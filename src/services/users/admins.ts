@@ -6,6 +6,7 @@
  */
 import { conflict, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/users/commands.js';
 import type { UserKeys } from '../../redis/users/keys.js';
 import { normalizeUsername } from './users.js';
 
@@ -28,7 +29,7 @@ export class AdminService {
   }
 
   /** Grants admin to an existing user (NOT_FOUND otherwise: a grant never waits for a name to be signed up). */
-  async grant(rawUsername: string): Promise<string> {
+  async grantAdmin(rawUsername: string): Promise<string> {
     const username = normalizeUsername(rawUsername);
     if ((await this.redis.exists(this.keys.userProfile(username))) === 0) throw notFound(`user "${username}"`);
     await this.redis.sadd(this.keys.admins(), username);
@@ -36,10 +37,10 @@ export class AdminService {
   }
 
   /** Takes a stored grant back (nothing when there was none); CONFLICT for the last one. */
-  async revoke(rawUsername: string): Promise<string> {
+  async revokeAdmin(rawUsername: string): Promise<string> {
     const username = normalizeUsername(rawUsername);
     if ((await this.redis.exists(this.keys.userProfile(username))) === 0) throw notFound(`user "${username}"`);
-    if ((await this.redis.adminRevoke(this.keys.admins(), username)) < 0) {
+    if ((await commands.revokeAdmin(this.redis, this.keys, { username })) === 'last') {
       throw conflict(`"${username}" holds the last admin grant; grant another admin first`);
     }
     return username;

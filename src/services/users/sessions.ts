@@ -6,7 +6,7 @@
  * Resolved sessions are cached in the process for CACHE_MS, so most operations make no round trip for their token.
  * A revocation deletes the key, rings the revocation doorbell with the token's hash, and waits until every process
  * the ring reached (SPUBLISH counts them) has dropped the token and ended its live subscriptions, and confirmed it
- * on the revoker's own channel: once `revoke` returns, no process accepts the token. The cache is only used while
+ * on the revoker's own channel: once `signOut` returns, no process accepts the token. The cache is only used while
  * rings can arrive (the doorbell read once, its connection up, the entry cached under this connection); a process
  * that does not confirm within ACK_WAIT_MS (stalled) is not waited for longer. Live subscriptions of a token
  * (`watch`) end when its revocation is heard, and a periodic check finds the ones that expired.
@@ -15,6 +15,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/users/commands.js';
 import type { UserKeys } from '../../redis/users/keys.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 
@@ -112,14 +113,13 @@ export class SessionService {
    * Revokes the token in every process: when this returns, every process that can hear revocations has dropped it
    * and ended its subscriptions. True when there was a session to revoke.
    */
-  async revoke(token: string): Promise<boolean> {
+  async signOut(token: string): Promise<boolean> {
     if (!SessionService.isWellFormed(token)) return false;
     const hash = hashOf(token);
     this.forget(hash);
     if ((await this.redis.del(this.keys.session(hash))) === 0) return false;
-    const { head, bell } = this.keys.sessionRevocations();
-    const [value, receivers] = await this.redis.doorbellRing(head, bell, `${hash} ${this.ackChannel}`);
-    await this.confirmedBy(String(value), receivers);
+    const { value, receivers } = await commands.signOut(this.redis, this.keys, { tokenHash: hash, ackChannel: this.ackChannel });
+    await this.confirmedBy(value, receivers);
     return true;
   }
 

@@ -7,6 +7,7 @@
  * adds the name again (ZADD is idempotent). Nothing is ever lost, only repeated.
  */
 import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/users/commands.js';
 import type { UserKeys } from '../../redis/users/keys.js';
 import { badInput, conflict, unauthenticated } from '../../errors.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -58,15 +59,16 @@ export class UserService {
     if (username.startsWith(SYSTEM_PREFIX)) throw badInput('username', `names starting with "${SYSTEM_PREFIX}" are reserved`);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
-    const created = await this.redis.userCreate(this.keys.userProfile(username), username, passwordHash, Date.now());
-    if (created === 0) throw conflict(`username "${username}" is taken`);
+    if (!(await commands.signUp(this.redis, this.keys, { username, passwordHash, createdAt: Date.now() }))) {
+      throw conflict(`username "${username}" is taken`);
+    }
     await this.redis.zadd(this.keys.userDirectory(), 0, username);
     return { token: await this.sessions.create(username), user: { username } };
   }
 
   /** A user nobody signs in as (the access-log processors); nothing when it exists. Not listed in the directory. */
   async createSystemUser(username: string): Promise<void> {
-    await this.redis.userCreate(this.keys.userProfile(username), username, '!', Date.now());
+    await commands.signUp(this.redis, this.keys, { username, passwordHash: '!', createdAt: Date.now() });
   }
 
   /** Signs in from the client `address` (failed sign-ins per address and username are limited). */

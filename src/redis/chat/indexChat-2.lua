@@ -1,0 +1,15 @@
+-- indexChat: add a chat to, or remove it from, a user's index of memberships; ring the user's doorbell.
+-- Returns 1 when the index changed, 0 otherwise.
+--- @include lib/now
+local chats, chatsVersion = KEYS[1], KEYS[2]
+local op, chatId, bell = ARGV[1], ARGV[2], ARGV[3] -- op: 'add' or 'remove'
+local changed
+if op == 'add' then
+  changed = redis.call('ZADD', chats, 'NX', nowMs(), chatId)
+else
+  changed = redis.call('ZREM', chats, chatId)
+end
+if changed == 1 then
+  redis.call('SPUBLISH', bell, chatsVersion .. ' ' .. redis.call('INCR', chatsVersion))
+end
+return changed

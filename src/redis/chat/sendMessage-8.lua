@@ -1,0 +1,90 @@
+-- sendMessage: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
+-- The doorbell says "<version key> <new version> <message JSON>" (without the JSON for a message larger than
+-- `doorbellMax` bytes): a subscriber that has read up to the previous version may deliver it without reading.
+-- Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
+-- a member who stays away gets one gap notice per tenth of the backlog, not one per message); what they lost is
+-- merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
+-- deleted, except the most recent `history`. A scheduled message (scheduledId not '') is sent once, however often
+-- the send is retried or raced within SCHEDULED_MEMO_MS (the memo of which was sent is then forgotten).
+-- Returns {STATUS.NOT_FOUND} no such chat, {STATUS.NOT_MEMBER} (nothing is written), {STATUS.SENT_BEFORE, id} when
+-- the scheduled message was sent before as message `id` (nothing is written), else {id, sentAt, members, user1,
+-- from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when the chat has at
+-- most `contactsMax` of them, else ''; and the gap entries this call claimed for delivery (claimed for `claimMs`;
+-- the caller delivers each and runs gapDelivered; if it dies first, a send after the claim ends claims it again).
+--- @include lib/now
+--- @include lib/trim-read
+local meta, seq, version, members, messages, gaps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local scheduled, scheduledAt = KEYS[7], KEYS[8] -- scheduled message id → message id, and → ms sent
+local sender, text, backlog, history, bell = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local claimMs, doorbellMax, contactsMax, scheduledId = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+if redis.call('EXISTS', meta) == 0 then
+  return { STATUS.NOT_FOUND }
+end
+if scheduledId ~= '' then
+  local sent = redis.call('HGET', scheduled, scheduledId)
+  if sent then
+    return { STATUS.SENT_BEFORE, tonumber(sent) }
+  end
+end
+if not redis.call('ZSCORE', members, sender) then
+  return { STATUS.NOT_MEMBER }
+end
+local now = nowMs()
+local id = redis.call('INCR', seq)
+local json = cjson.encode({ id = id, sender = sender, text = text, sentAt = now })
+redis.call('ZADD', messages, id, json)
+if scheduledId ~= '' then
+  local SCHEDULED_MEMO_MS = 86400000
+  local old = redis.call('ZRANGEBYSCORE', scheduledAt, '-inf', now - SCHEDULED_MEMO_MS, 'LIMIT', 0, 100)
+  if #old > 0 then
+    redis.call('HDEL', scheduled, unpack(old))
+    redis.call('ZREM', scheduledAt, unpack(old))
+  end
+  redis.call('HSET', scheduled, scheduledId, id)
+  redis.call('ZADD', scheduledAt, now, scheduledId)
+end
+redis.call('HSET', meta, 'lastAt', now)
+
+local floor = id - backlog
+if floor > 0 then
+  local moveTo = floor + math.floor(backlog / 10)
+  local lagging = redis.call('ZRANGEBYSCORE', members, '-inf', '(' .. floor, 'WITHSCORES')
+  for i = 1, #lagging, 2 do
+    local user, read = lagging[i], tonumber(lagging[i + 1])
+    local entry = redis.call('HGET', gaps, user)
+    local from, claimed = read + 1, 0
+    if entry then
+      local f, _, c = string.match(entry, '^(%d+):(%d+):(%d+)$')
+      from, claimed = tonumber(f), tonumber(c)
+    end
+    redis.call('HSET', gaps, user, from .. ':' .. moveTo .. ':' .. claimed)
+    redis.call('ZADD', members, moveTo, user)
+  end
+end
+
+trimRead(members, messages, id, history)
+
+local memberList = ''
+if redis.call('ZCARD', members) <= contactsMax then
+  memberList = table.concat(redis.call('ZRANGE', members, 0, -1), ',')
+end
+local result = { id, now, memberList }
+if redis.call('HLEN', gaps) > 0 then
+  local entries = redis.call('HGETALL', gaps)
+  for i = 1, #entries, 2 do
+    local from, to, claimed = string.match(entries[i + 1], '^(%d+):(%d+):(%d+)$')
+    if tonumber(claimed) <= now then
+      redis.call('HSET', gaps, entries[i], from .. ':' .. to .. ':' .. (now + claimMs))
+      table.insert(result, entries[i])
+      table.insert(result, tonumber(from))
+      table.insert(result, tonumber(to))
+    end
+  end
+end
+
+local ring = version .. ' ' .. redis.call('INCR', version)
+if #json <= doorbellMax then
+  ring = ring .. ' ' .. json
+end
+redis.call('SPUBLISH', bell, ring)
+return result

@@ -1,0 +1,10 @@
+-- handOffLock: the holder passes the lock straight to a waiter of its own process (one round trip where a
+-- release and the waiter's acquire would take two), with a new lease and the next fencing token.
+-- Returns the waiter's fencing token, or 0 when the holder's lease had already ended (nothing is written).
+local owner, fence = KEYS[1], KEYS[2]
+local token, waiterToken, leaseMs = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('GET', owner) ~= token then
+  return 0
+end
+redis.call('SET', owner, waiterToken, 'PX', leaseMs)
+return redis.call('INCR', fence)

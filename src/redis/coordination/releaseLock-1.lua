@@ -1,0 +1,11 @@
+-- releaseLock: free a lock, but only for its holder, and ring the lock's doorbell for waiters.
+-- Returns 1 when released, 0 when the lease had already ended (expired, or taken by another holder).
+local owner = KEYS[1]
+local token, bell = ARGV[1], ARGV[2]
+if redis.call('GET', owner) ~= token then
+  return 0
+end
+redis.call('DEL', owner)
+-- A value no GET can return and no other release repeats: every release wakes the waiters' pollers.
+redis.call('SPUBLISH', bell, owner .. ' free:' .. token)
+return 1

@@ -1,0 +1,38 @@
+/**
+ * The negative statuses scripts return when they refuse, one table for every script: a script that names
+ * `STATUS.NOT_MEMBER` gets this table as a Lua table (src/redis/scripts.ts), and each domain turns the statuses into
+ * AppErrors in one function. A status means the same wherever it is returned; nothing was written.
+ */
+export const STATUS = {
+  /** The object named does not exist (a chat, a scheduled message, an upload). */
+  NOT_FOUND: -1,
+  /** The user acting is not a member of the chat. */
+  NOT_MEMBER: -2,
+  /** Joining a chat that is not public. */
+  NOT_PUBLIC: -3,
+  /** The chat has its most members. */
+  FULL: -4,
+  /** Only the chat's creator removes members. */
+  NOT_CREATOR: -5,
+  /** The member to remove is not one. */
+  NO_SUCH_MEMBER: -6,
+  /** The scheduled message was sent before (the reply goes on with the message's id). */
+  SENT_BEFORE: -7,
+  /** Creating what already exists. */
+  EXISTS: -8,
+  /** The last admin grant cannot be revoked. */
+  LAST_ADMIN: -9,
+  /** The object belongs to another user. */
+  NOT_OWNER: -10,
+  /** The worker taken for dead has heartbeated since. */
+  ALIVE: -11,
+} as const;
+
+export type Status = (typeof STATUS)[keyof typeof STATUS];
+
+/** The table as Lua source: `local STATUS = { NOT_FOUND = -1, ... }`. */
+export function statusLua(): string {
+  return `local STATUS = { ${Object.entries(STATUS)
+    .map(([name, value]) => `${name} = ${value}`)
+    .join(', ')} }`;
+}
