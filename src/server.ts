@@ -50,15 +50,22 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping');
+    const started = performance.now();
+    const done = (what: string) => log.info({ ms: Math.round(performance.now() - started) }, what);
     const hardDeadline = setTimeout(() => {
       log.error('graceful stop took too long; exiting');
       process.exit(1);
     }, config.shutdownTimeoutMs + 1500);
     hardDeadline.unref();
-    await Promise.all([worker?.stop(config.shutdownTimeoutMs), app.close(config.shutdownTimeoutMs)]);
+    await Promise.all([
+      worker?.stop(config.shutdownTimeoutMs).then(() => done('worker stopped')),
+      app.close(config.shutdownTimeoutMs).then(() => done('http and websockets closed')),
+    ]);
     await closeRedisClient(redis);
+    // The embedded Redis persists as it stops, under its own bound (killed after 8 s); the deadline above is the gateway's.
+    clearTimeout(hardDeadline);
     await embedded?.stop();
-    log.info('stopped');
+    done('stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

@@ -16,6 +16,8 @@ export const CLOSE_SLOW_CONSUMER = 1013;
 const SLOW_CONSUMER_GRACE_MS = 5000;
 /** The server pings this often; a socket that has not answered the previous ping is cut off. */
 const KEEP_ALIVE_MS = 12_000;
+/** On dispose, how long a socket has to answer the 1001 close frame before it is cut off. */
+const CLOSE_GRACE_MS = 1000;
 
 export interface SocketExtra {
   socket: WebSocket;
@@ -102,9 +104,15 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   });
 
   return {
+    /** Closes every socket with 1001, cutting off those that do not answer within CLOSE_GRACE_MS. */
     async dispose() {
       clearInterval(sweep);
-      for (const socket of wss.clients) socket.close(1001, 'Going away');
+      const sockets = [...wss.clients];
+      const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
+      for (const socket of sockets) socket.close(1001, 'Going away');
+      const grace = setTimeout(() => sockets.forEach((socket) => socket.terminate()), CLOSE_GRACE_MS);
+      await Promise.all(closed);
+      clearTimeout(grace);
       wss.removeAllListeners('connection');
       await new Promise<void>((resolve, reject) => wss.close((err) => (err ? reject(err) : resolve())));
     },

@@ -99,3 +99,17 @@ describe('a WebSocket client that stops reading', () => {
     expect(received).toBeGreaterThan(1); // what was sent before the close frame arrives first
   });
 });
+
+describe('a stop while a WebSocket client does not answer', () => {
+  it('cuts the socket off after its close grace instead of waiting for ws close timeout', async () => {
+    const t = await startTestApp();
+    const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
+    await new Promise((resolve) => socket.once('open', resolve));
+    (socket as unknown as { _socket: Socket })._socket.pause(); // it will never answer the 1001
+    // A minute to drain requests: only the socket could hold the stop, and ws alone would keep it for 30 s.
+    const closing = t.app.close(60_000).then(() => 'closed');
+    expect(await Promise.race([closing, new Promise((r) => setTimeout(() => r('still waiting'), 10_000))])).toBe('closed');
+    socket.terminate();
+    await t.close().catch(() => undefined);
+  });
+});

@@ -242,7 +242,8 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
       expect(live.items.map((m) => m.text)).toEqual(expect.arrayContaining(['before', 'after']));
       await client.dispose();
     } finally {
-      expect((await stopGateway(gateway)).code).toBe(0);
+      const stopped = await stopGateway(gateway);
+      expect(stopped.code, gateway.output()).toBe(0);
     }
     expect(redisServersOn(dataDir)).toEqual([]);
   });
