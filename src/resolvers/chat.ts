@@ -122,14 +122,14 @@ export const subscribeMessages = async (
   const viewer = requireViewer(ctx);
   const chatId = args.chatId === null || args.chatId === undefined ? null : parseChatId(args.chatId);
   if (chatId !== null) await ctx.services.chats.requireMember(chatId, viewer.username);
-  return ctx.services.feeds.messages(viewer.username, chatId, args.markRead ?? false, ctx.confirmReceipt);
+  return ctx.services.feeds.messageAdded(viewer.username, chatId, args.markRead ?? false, ctx.confirmReceipt);
 };
 
-/** A feed item is a message, or the error that ends a one-chat subscription (the viewer left or was removed). */
-export const messageAdded = (event: Message | AppError): Message => {
+/** A feed item, or the error that ends its subscription (the viewer left or was removed from a chat). */
+export const feedItem = <T>(event: T | AppError): T => {
   if (AppError.is(event)) throw event;
   return event;
 };
 
-export const subscribeNotifications = (_root: unknown, _args: unknown, ctx: Context): AsyncIterable<Notification> =>
-  ctx.services.feeds.notificationStream(requireViewer(ctx).username);
+export const subscribeNotifications = (_root: unknown, _args: unknown, ctx: Context): AsyncIterable<Notification | AppError> =>
+  ctx.services.feeds.notificationAdded(requireViewer(ctx).username);

@@ -158,12 +158,12 @@ builder.subscriptionFields((t) => ({
       'FORBIDDEN when the viewer leaves or is removed.',
     args: { chatId: t.arg.id(), markRead: t.arg.boolean({ defaultValue: false }) },
     subscribe: resolvers.subscribeMessages,
-    resolve: resolvers.messageAdded,
+    resolve: resolvers.feedItem,
   }),
   notificationAdded: t.field({
     type: NotificationType,
     description: 'Unacknowledged notifications, oldest first, then new ones as they arrive.',
     subscribe: resolvers.subscribeNotifications,
-    resolve: (n) => n,
+    resolve: resolvers.feedItem,
   }),
 }));

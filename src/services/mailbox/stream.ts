@@ -1,0 +1,317 @@
+/**
+ * MessageStream: a live stream over pull mailboxes. It first delivers what waits above the reader's position, then
+ * what arrives, woken by the process's MailboxPoller; each mailbox is read from the stream's own cursor, so items
+ * come per mailbox in id order and never twice. Items small enough ride on the doorbell: they are delivered without
+ * a read only when their versions continue exactly from the stream's last read. The stream is a Repeater: the
+ * consumer pulls, so it never reads ahead of a slow socket, and it stops (unwatching everything) when the consumer
+ * does. The chat feeds and the notification feed are built on it; the protocol is in the README ("Subscriptions").
+ */
+import { Repeater, type Push } from '@repeaterjs/repeater';
+import type { Logger } from 'pino';
+import type { AppError } from '../../errors.js';
+import type { MailboxPoller, Ring } from './poller.js';
+
+/** What a stream reads of one mailbox. */
+export interface MailboxRead<T> {
+  /** The mailbox's version when read, for the doorbell's shortcut; null: no shortcut. */
+  version: number | null;
+  /** The reader's position (where a first read starts). */
+  position: number;
+  items: T[];
+  /** The read returned a full batch: there may be more. */
+  more: boolean;
+}
+
+/** One mailbox a stream follows. */
+export interface Mailbox<T> {
+  /** The head key that moves with the mailbox, and its doorbell. */
+  head: { key: string; channel: string };
+  /** Up to `first` items after `cursor` (null: after the reader's position). */
+  read(cursor: number | null, first: number): Promise<MailboxRead<T>>;
+  /** The item a doorbell ring carried (called only for a ring with data). */
+  fromRing?(ring: Ring): T;
+}
+
+export interface StreamOptions<T> {
+  /** The mailbox behind `key`. */
+  mailbox(key: string): Mailbox<T>;
+  /** Either the keys to follow, or an index of them that the stream re-reads whenever its head moves. */
+  follow: string[] | { head: { key: string; channel: string }; keys(): Promise<string[]> };
+  /** Called after items up to `id` of `key` were delivered (a read position to move); false ends the stream. */
+  delivered?(key: string, id: number): Promise<boolean> | boolean;
+  /**
+   * Resolves once the client has received everything sent so far (over WebSocket); `delivered` then waits for it,
+   * so it counts only what the client confirmed. Without it, what was handed to the transport counts.
+   */
+  confirmReceipt?: () => Promise<void>;
+  /**
+   * When an error of a read (or of `delivered`) means the reader may no longer read `key`: the item that says so. A
+   * stream with an index keeps watching the key until the index drops it; one with fixed keys pushes it and ends.
+   */
+  lost?(key: string, err: unknown): AppError | undefined;
+  /** Items per read; a mailbox with more waiting is read again after the others' turn. */
+  batch: number;
+  /** After a failed read (Redis away), the stream waits this long and reads again. */
+  retryMs: number;
+  log: Logger;
+}
+
+/**
+ * A stream's stop, raced against what the stream waits for. Racing the Repeater's stop promise directly would
+ * leave one reaction on it per wait for the stream's whole life; these races remove theirs when they settle.
+ */
+class Stop {
+  stopped = false;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(stop: Promise<unknown>) {
+    void stop.then(() => {
+      this.stopped = true;
+      for (const listener of this.listeners) listener();
+      this.listeners.clear();
+    });
+  }
+
+  onStop(listener: () => void): void {
+    if (this.stopped) listener();
+    else this.listeners.add(listener);
+  }
+
+  /** Settles as `promise` does, or with undefined as soon as the stream stops. */
+  race<T>(promise: Promise<T>): Promise<T | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    return new Promise<T | undefined>((resolve, reject) => {
+      const onStop = () => resolve(undefined);
+      this.listeners.add(onStop);
+      promise.then(
+        (value) => {
+          this.listeners.delete(onStop);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.listeners.delete(onStop);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
+  delay(ms: number): Promise<void> {
+    return this.race(new Promise<void>((r) => setTimeout(r, ms).unref())).then(() => undefined);
+  }
+}
+
+/**
+ * Marks of what changed, and a promise that resolves when something does (or the stream stops). It runs once per
+ * delivery to every subscriber, so it allocates nothing but the promise it waits on: two sets take turns.
+ */
+class Wakeup<T> {
+  private marks = new Set<T>();
+  /** The set `take` returned last; its caller has finished with it by the next `take`. */
+  private taken = new Set<T>();
+  private resolve: (() => void) | undefined;
+
+  constructor(private readonly stop: Stop) {
+    stop.onStop(() => this.wake());
+  }
+
+  mark(item: T): void {
+    this.marks.add(item);
+    this.wake();
+  }
+
+  /** Waits until something is marked (or the stream stops), then takes the marks, to be read before the next take. */
+  async take(): Promise<ReadonlySet<T>> {
+    if (this.marks.size === 0 && !this.stop.stopped) await new Promise<void>((r) => (this.resolve = r));
+    const marks = this.marks;
+    this.marks = this.taken;
+    this.marks.clear();
+    this.taken = marks;
+    return marks;
+  }
+
+  private wake(): void {
+    this.resolve?.();
+    this.resolve = undefined;
+  }
+}
+
+/** The index of followed mailboxes changed: re-read it. */
+const INDEX = Symbol('index');
+
+/** A mailbox the stream follows. */
+interface Followed<T> {
+  mailbox: Mailbox<T>;
+  /** The last item id delivered (null before the first read: start at the reader's position). */
+  cursor: number | null;
+  /** The version as of the last read that delivered everything (null: unknown, read next time). */
+  version: number | null;
+  /** Items announced by the doorbell since, with the version each produced. */
+  hints: { version: number; item: T }[];
+  /** A move happened that no doorbell described: read. */
+  stale: boolean;
+  unwatch: () => void;
+}
+
+export class MessageStream<T extends { id: number }> {
+  private readonly followed = new Map<string, Followed<T>>();
+  private readonly stop: Stop;
+  private readonly wakeup: Wakeup<string | typeof INDEX>;
+  private readonly withIndex: boolean;
+
+  private constructor(
+    private readonly poller: MailboxPoller,
+    private readonly o: StreamOptions<T>,
+    private readonly push: Push<T | AppError>,
+    private readonly end: () => void,
+    stop: Promise<unknown>,
+  ) {
+    this.stop = new Stop(stop);
+    this.wakeup = new Wakeup(this.stop);
+    this.withIndex = !Array.isArray(o.follow);
+  }
+
+  /** A stream over the mailboxes of `options`, as a Repeater for graphql-ws and SSE to pull. */
+  static open<T extends { id: number }>(poller: MailboxPoller, options: StreamOptions<T>): Repeater<T | AppError> {
+    return new Repeater<T | AppError>((push, stop) => new MessageStream(poller, options, push, () => stop(), stop).run());
+  }
+
+  private async run(): Promise<void> {
+    const { follow } = this.o;
+    let unwatchIndex: (() => void) | undefined;
+    if (Array.isArray(follow)) for (const key of follow) this.follow(key);
+    else {
+      unwatchIndex = this.poller.watch(follow.head.key, follow.head.channel, () => this.wakeup.mark(INDEX));
+      this.wakeup.mark(INDEX);
+    }
+    try {
+      while (!this.stop.stopped) {
+        const marks = await this.wakeup.take();
+        try {
+          if (marks.has(INDEX) && !Array.isArray(follow)) {
+            const keys = new Set(await follow.keys());
+            for (const key of keys) this.follow(key);
+            for (const key of this.followed.keys()) if (!keys.has(key)) this.unfollow(key);
+          }
+          for (const key of marks) {
+            if (this.stop.stopped) break;
+            if (key !== INDEX && !(await this.drain(key))) {
+              this.end();
+              break;
+            }
+          }
+        } catch (err) {
+          // Redis unreachable or failing: keep the stream, read everything again once it answers.
+          this.o.log.warn({ err }, 'feed read failed; retrying');
+          for (const key of marks) this.wakeup.mark(key);
+          await this.stop.delay(this.o.retryMs);
+        }
+      }
+    } finally {
+      unwatchIndex?.();
+      for (const key of [...this.followed.keys()]) this.unfollow(key);
+    }
+  }
+
+  private follow(key: string): void {
+    if (this.followed.has(key)) return;
+    const mailbox = this.o.mailbox(key);
+    const unwatch = this.poller.watch(mailbox.head.key, mailbox.head.channel, (ring) => {
+      const state = this.followed.get(key);
+      if (!state) return;
+      // A move the doorbell did not describe: read.
+      if (ring?.data === undefined || !mailbox.fromRing) state.stale = true;
+      else state.hints.push({ version: Number(ring.value), item: mailbox.fromRing(ring) });
+      this.wakeup.mark(key);
+    });
+    this.followed.set(key, { mailbox, cursor: null, version: null, hints: [], stale: true, unwatch });
+    this.wakeup.mark(key);
+  }
+
+  private unfollow(key: string): void {
+    this.followed.get(key)?.unwatch();
+    this.followed.delete(key);
+  }
+
+  /** The reader may no longer read `key`: a stream with an index keeps watching it, one without ends. */
+  private async lose(key: string, loss: AppError): Promise<boolean> {
+    if (this.withIndex) {
+      // The index may list a mailbox the reader is still joining (the index is written first) or has just left;
+      // watch it until the index drops it, so a join completing wakes this stream.
+      const state = this.followed.get(key);
+      if (state) state.version = null; // no doorbell shortcut until a read succeeds again
+      return true;
+    }
+    this.unfollow(key);
+    await this.push(loss);
+    return false;
+  }
+
+  /** After delivering up to `delivered` (0: nothing); false when the stream must end. No promise when nothing is to do. */
+  private afterDelivery(key: string, delivered: number): boolean | Promise<boolean> {
+    if (delivered === 0 || !this.o.delivered) return true;
+    return this.deliveredRemotely(key, delivered);
+  }
+
+  private async deliveredRemotely(key: string, delivered: number): Promise<boolean> {
+    if (this.o.confirmReceipt) await this.stop.race(this.o.confirmReceipt());
+    if (this.stop.stopped) return false;
+    try {
+      return await this.o.delivered!(key, delivered);
+    } catch (err) {
+      const loss = this.o.lost?.(key, err);
+      if (loss) return this.lose(key, loss);
+      throw err;
+    }
+  }
+
+  /**
+   * Delivers what waits in `key` above the stream's cursor. Fast path: items the doorbell carried, when their
+   * versions continue exactly from the last read (so nothing else happened in between). Otherwise one batch read;
+   * with more waiting, the key is marked again (so one busy mailbox does not hold up the others). Returns false
+   * when the stream must end.
+   */
+  private async drain(key: string): Promise<boolean> {
+    const state = this.followed.get(key);
+    if (!state) return true;
+    if (!state.stale && state.version !== null && state.cursor !== null) {
+      // Rings arrive in the order of their versions: drop those the last read already covered.
+      while (state.hints.length > 0 && state.hints[0]!.version <= state.version) state.hints.shift();
+      let delivered = 0;
+      for (let hint = state.hints[0]; hint?.version === state.version + 1 && hint.item.id === state.cursor + 1; hint = state.hints[0]) {
+        state.hints.shift();
+        await this.push(hint.item);
+        if (!this.followed.has(key) || this.stop.stopped) return !this.stop.stopped;
+        state.version = hint.version;
+        state.cursor = hint.item.id;
+        delivered = hint.item.id;
+      }
+      if (state.hints.length === 0) return this.afterDelivery(key, delivered);
+      if (!(await this.afterDelivery(key, delivered))) return false;
+    }
+    state.stale = false; // a ring during the read sets it again
+    let batch: MailboxRead<T>;
+    try {
+      batch = await state.mailbox.read(state.cursor, this.o.batch);
+    } catch (err) {
+      const loss = this.o.lost?.(key, err);
+      if (loss) return this.lose(key, loss);
+      throw err;
+    }
+    // The first read starts at the reader's position; later ones go on from what this stream delivered (another
+    // device moving the position does not hide new items from this one).
+    state.cursor ??= batch.position;
+    state.version = batch.more ? null : batch.version;
+    state.hints = state.hints.filter((h) => state.version !== null && h.version > state.version);
+    let delivered = 0;
+    for (const item of batch.items) {
+      if (item.id <= state.cursor) continue;
+      await this.push(item);
+      if (!this.followed.has(key) || this.stop.stopped) return !this.stop.stopped;
+      state.cursor = item.id;
+      delivered = item.id;
+    }
+    if (batch.more || state.hints.length > 0) this.wakeup.mark(key);
+    return this.afterDelivery(key, delivered);
+  }
+}
