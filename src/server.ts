@@ -4,14 +4,15 @@
  * accepting, close sockets with 1001, finish in-flight requests and tasks (unfinished tasks go back to their
  * queues), close Redis, stop the embedded Redis, exit 0.
  */
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { buildApp } from './app.js';
 import { LogForward, createLogger } from './logger.js';
 import { closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded.js';
+import { runProcess } from './run-process.js';
 import { startWorker } from './worker/start.js';
 
-async function main(): Promise<void> {
+async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   const config = loadConfig();
   const logForward = new LogForward();
   const log = createLogger(config.logLevel, logForward);
@@ -45,10 +46,7 @@ async function main(): Promise<void> {
   // WORKER=off leaves tasks (scheduled messages) to `npm run worker` processes.
   const worker = config.worker ? startWorker(redis, app.services, config, log) : undefined;
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  return async (signal) => {
     log.info({ signal }, 'stopping');
     const started = performance.now();
     const done = (what: string) => log.info({ ms: Math.round(performance.now() - started) }, what);
@@ -66,15 +64,7 @@ async function main(): Promise<void> {
     clearTimeout(hardDeadline);
     await embedded?.stop();
     done('stopped');
-    process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
-  // Start-up failures are one line, saying what to do.
-  const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
-  process.stderr.write(`gateway: ${message}\n`);
-  process.exit(1);
-});
+runProcess('gateway', main);

@@ -4,6 +4,7 @@
  * REDIS_CLUSTER_NODES, or the embedded Redis of a gateway running on the same DATA_DIR.
  */
 import { ConfigError, loadConfig } from '../config.js';
+import { runProcess } from '../run-process.js';
 import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
@@ -30,8 +31,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`admin: ${message}\n`);
-  process.exit(1);
-});
+runProcess('admin', main);

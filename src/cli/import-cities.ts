@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
+import { runProcess } from '../run-process.js';
 import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
@@ -50,8 +51,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  const message = err instanceof ConfigError || err instanceof Error ? err.message : String(err);
-  process.stderr.write(`import:cities: ${message}\n`);
-  process.exit(1);
-});
+runProcess('import:cities', main);

@@ -1,120 +1,129 @@
 /**
- * graphql-ws over `ws`: the protocol is graphql-ws's makeServer, the sockets are handled here instead of by its
- * useServer, because a send must not wait forever. graphql-ws awaits each send, so a client that stops reading
- * holds its subscriptions still once the kernel's buffers are full; here a socket with a send that has not
- * completed for `sendTimeoutMs` is closed with 1013 (the close frame queues behind the unsent data: a client that
- * reads again gets it and resumes from its read positions; one that never does is cut off after a grace period).
+ * graphql-ws on the HTTP server's path, through yoga's envelop (the same parse, validation, context and plugins as
+ * HTTP). A socket opened with a token is watched: its revocation (heard from any process) or the expiry of its
+ * session closes it with 4403. Operations per socket are bounded; `markRead: true` counts what the client confirmed.
  */
-import type { IncomingMessage } from 'node:http';
-import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
-import type { Logger } from 'pino';
-import type { WebSocket, WebSocketServer } from 'ws';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse as graphqlParse, validate as graphqlValidate } from 'graphql';
+import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Config } from '../config.js';
+import { bearerToken, resolveViewer, type Context } from '../context.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services/index.js';
+import { graphQLError, maskError } from './errors.js';
+import { serveGraphQLOverWebSocket } from './sockets.js';
+import { GRAPHQL_PATH, type GatewayYoga, type ServerContext } from './yoga.js';
 
-/** Close code for a socket that did not take a send within WS_SEND_TIMEOUT_MS ("Try Again Later"). */
-export const CLOSE_SLOW_CONSUMER = 1013;
-/** How long a slow consumer gets to read up to the close frame before it is cut off. */
-const SLOW_CONSUMER_GRACE_MS = 5000;
-/** The server pings this often; a socket that has not answered the previous ping is cut off. */
-const KEEP_ALIVE_MS = 12_000;
-/** On dispose, how long a socket has to answer the 1001 close frame before it is cut off. */
-const CLOSE_GRACE_MS = 1000;
+/** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */
+export const CLOSE_FORBIDDEN = 4403;
 
-export interface SocketExtra {
-  socket: WebSocket;
-  request: IncomingMessage;
-}
+type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string; confirmReceipt?: () => Promise<void> };
+type Params = Record<string, unknown> | undefined;
+type EnvelopedArgs = ExecutionArgs & { rootValue: { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown } };
 
-/** Sends handed to a socket and not yet completed, and when the last one completed (or the first began). */
-interface Sends {
-  pending: number;
-  since: number;
-  slow: boolean;
-}
-
-export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | undefined, E extends SocketExtra>(
-  options: ServerOptions<P, E>,
-  wss: WebSocketServer,
-  o: { sendTimeoutMs: number; log: Logger },
-): { dispose(): Promise<void> } {
-  const server = makeServer(options);
-  const sends = new WeakMap<WebSocket, Sends>();
-  wss.options.handleProtocols = handleProtocols;
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const socket of wss.clients) {
-        const s = sends.get(socket);
-        if (!s || s.slow || s.pending === 0 || now - s.since < o.sendTimeoutMs) continue;
-        s.slow = true;
-        o.log.warn({ pending: s.pending, buffered: socket.bufferedAmount }, 'websocket closed: the client reads too slowly');
-        socket.close(CLOSE_SLOW_CONSUMER, 'Try again later: the client reads too slowly');
-        setTimeout(() => socket.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
-      }
-    },
-    Math.min(1000, Math.ceil(o.sendTimeoutMs / 4)),
-  );
-  sweep.unref();
-
-  wss.on('connection', (socket, request) => {
-    const s: Sends = { pending: 0, since: Date.now(), slow: false };
-    sends.set(socket, s);
-    socket.on('error', (err) => {
-      o.log.warn({ err }, 'websocket error');
-      socket.close(CloseCode.InternalServerError, 'Internal server error');
-    });
-
-    let answered = true;
-    const keepAlive = setInterval(() => {
-      if (!answered) return socket.terminate();
-      answered = false;
-      socket.ping();
-    }, KEEP_ALIVE_MS);
-    socket.on('pong', () => (answered = true));
-
-    const closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
-            if (socket.readyState !== socket.OPEN) return resolve();
-            if (s.pending++ === 0) s.since = Date.now();
-            socket.send(data, (err) => {
-              s.pending--;
-              s.since = Date.now();
-              if (err) reject(err);
-              else resolve();
-            });
-          }),
-        close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on('message', (data: Buffer) => {
-            handle(data.toString()).catch((err: unknown) => {
-              o.log.error({ err }, 'websocket message failed');
-              socket.close(CloseCode.InternalServerError, 'Internal server error');
-            });
-          }),
-      },
-      { socket, request } as E,
-    );
-    socket.once('close', (code, reason) => {
-      clearInterval(keepAlive);
-      void closed(code, reason.toString());
-    });
+/**
+ * Confirms receipt over a socket with numbered pings: a pong carrying n means the client has read every frame
+ * sent before ping n. The keep-alive's pings carry no number and are ignored here.
+ */
+function receiptConfirmer(socket: WebSocket): () => Promise<void> {
+  let sent = 0;
+  let waiting: { n: number; resolve: () => void }[] = [];
+  socket.on('pong', (data: Buffer) => {
+    const n = Number(data.toString());
+    if (!Number.isInteger(n) || n <= 0) return;
+    waiting = waiting.filter((w) => (w.n <= n ? (w.resolve(), false) : true));
   });
+  socket.once('close', () => (waiting = [])); // never resolved: the streams waiting on them stop with the socket
+  return () =>
+    new Promise<void>((resolve) => {
+      const n = ++sent;
+      waiting.push({ n, resolve });
+      socket.ping(String(n));
+    });
+}
 
-  return {
-    /** Closes every socket with 1001, cutting off those that do not answer within CLOSE_GRACE_MS. */
-    async dispose() {
-      clearInterval(sweep);
-      const sockets = [...wss.clients];
-      const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
-      for (const socket of sockets) socket.close(1001, 'Going away');
-      const grace = setTimeout(() => sockets.forEach((socket) => socket.terminate()), CLOSE_GRACE_MS);
-      await Promise.all(closed);
-      clearTimeout(grace);
-      wss.removeAllListeners('connection');
-      await new Promise<void>((resolve, reject) => wss.close((err) => (err ? reject(err) : resolve())));
+export function serveWebSocket(
+  server: Server,
+  { yoga, services, config, log }: { yoga: GatewayYoga; services: Services; config: Config; log: Logger },
+): { dispose(): Promise<void> } {
+  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
+  const connectionLog = (ctx: WsContext<Params, Extra>) => log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });
+  const forbidden = (socket: WebSocket) => socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
+
+  return serveGraphQLOverWebSocket<Params, Extra>(
+    {
+      execute: (args) => (args as EnvelopedArgs).rootValue.execute(args) as never,
+      subscribe: (args) => (args as EnvelopedArgs).rootValue.subscribe(args) as never,
+      onNext: (ctx) => {
+        // Throwing ends this operation (graphql-ws returns its stream), so nothing more is read for a socket going away.
+        if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) throw new Error('socket is closing');
+      },
+      onConnect: async (ctx) => {
+        const token = bearerToken(ctx.connectionParams?.authorization);
+        if (token === undefined) return true; // anonymous connections may run public operations
+        const viewer = token ? await resolveViewer(services, token) : null;
+        if (!viewer) {
+          connectionLog(ctx).info('websocket refused: bad or expired token');
+          return false; // closes the socket with 4403 Forbidden
+        }
+        const { socket } = ctx.extra;
+        socket.once('close', services.sessions.watch(token!, () => forbidden(socket)));
+        return true;
+      },
+      onSubscribe: async (ctx, id, payload) => {
+        const opLog = connectionLog(ctx).child({ operationId: id });
+        // graphql-ws has already registered this operation when onSubscribe runs.
+        if (Object.keys(ctx.subscriptions).length > config.websocket.maxSubscriptions) {
+          return [graphQLError('BUSY', `at most ${config.websocket.maxSubscriptions} operations per connection`)];
+        }
+        const initialContext: ServerContext & { params: SubscribePayload } = {
+          req: ctx.extra.request,
+          requestId: opLog.bindings().requestId as string,
+          log: opLog,
+          authorization: ctx.connectionParams?.authorization ?? '',
+          params: payload,
+        };
+        const enveloped = yoga.getEnveloped(initialContext);
+        // envelop types parse and validate loosely; they are graphql-js's functions wrapped by the plugins.
+        const parse = enveloped.parse as typeof graphqlParse;
+        const validate = enveloped.validate as typeof graphqlValidate;
+        const schema = enveloped.schema as GraphQLSchema;
+        let document: DocumentNode;
+        try {
+          // Both may throw: parse on syntax and token limits, validate on graphql-armor's limits.
+          document = parse(payload.query);
+          const errors = validate(schema, document);
+          if (errors.length > 0) return errors;
+        } catch (err) {
+          return [maskError(err, 'Unexpected error.') as GraphQLError];
+        }
+        let contextValue: Context;
+        try {
+          contextValue = await enveloped.contextFactory();
+        } catch (err) {
+          // Redis unreachable while resolving the token: an error for this operation, the socket stays open.
+          opLog.error({ err }, 'websocket operation context failed');
+          return [maskError(err, 'Unexpected error.') as GraphQLError];
+        }
+        if (bearerToken(ctx.connectionParams?.authorization) && !contextValue.viewer) {
+          // The token this socket was opened with has been revoked or has expired.
+          forbidden(ctx.extra.socket);
+          return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];
+        }
+        contextValue.confirmReceipt = ctx.extra.confirmReceipt ??= receiptConfirmer(ctx.extra.socket);
+        return {
+          schema,
+          operationName: payload.operationName,
+          document,
+          variableValues: payload.variables,
+          contextValue,
+          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
+        };
+      },
     },
-  };
+    wss,
+    { sendTimeoutMs: config.websocket.sendTimeoutMs, log },
+  );
 }

@@ -3,15 +3,16 @@
  * embedded Redis of a gateway running on the same DATA_DIR). Stops gracefully on SIGTERM/SIGINT: stops taking
  * tasks, lets running ones finish for SHUTDOWN_TIMEOUT_MS, returns the rest to their queues, exits 0.
  */
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
 import { LogForward, createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { createServices } from '../services/index.js';
 import { gatewayLogSink } from '../services/telemetry/logs.js';
+import { runProcess } from '../run-process.js';
 import { startWorker } from './start.js';
 
-async function main(): Promise<void> {
+async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   const config = loadConfig();
   const logForward = new LogForward();
   const log = createLogger(config.logLevel, logForward);
@@ -21,22 +22,12 @@ async function main(): Promise<void> {
   logForward.attach(gatewayLogSink(services.logs));
   const worker = startWorker(redis, services, config, log);
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  return async (signal) => {
     log.info({ signal }, 'stopping');
     await worker.stop(config.shutdownTimeoutMs);
     await services.close();
     await closeRedisClient(redis);
-    process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
-  const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
-  process.stderr.write(`worker: ${message}\n`);
-  process.exit(1);
-});
+runProcess('worker', main);

@@ -3,11 +3,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { RedisClient } from '../redis/clients.js';
 import type { Services } from '../services/index.js';
-import { productHandlers, productJobs } from './handlers.js';
 import { Worker } from './worker.js';
 
-export function startWorker(redis: RedisClient, services: Services, config: Pick<Config, 'queues' | 'metrics' | 'accessLogs'>, log: Logger): Worker {
-  const worker = new Worker(redis, services, { handlers: productHandlers(services), jobs: productJobs(services, config) }, config.queues, log);
+export function startWorker(redis: RedisClient, services: Services, config: Pick<Config, 'queues'>, log: Logger): Worker {
+  const worker = new Worker(redis, services, { handlers: services.handlers, jobs: services.jobs }, config.queues, log);
   worker.start();
   return worker;
 }

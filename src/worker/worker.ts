@@ -14,30 +14,9 @@ import { PROMOTE_BATCH, type QueueService, type Task } from '../services/coordin
 import { AppError } from '../errors.js';
 import type { LockService } from '../services/coordination/locks.js';
 import type { SemaphoreService } from '../services/coordination/semaphores.js';
+import type { PeriodicJob, TaskHandler } from '../services/shared/domain.js';
 
-export interface TaskContext {
-  taskId: string;
-  /** 1 on the first run. */
-  attempt: number;
-  /** Aborted when the worker stops before the task finished (it is then returned to the queue). */
-  signal: AbortSignal;
-}
-
-export interface TaskHandler {
-  queue: string;
-  name: string;
-  /** At most this many of these tasks run at once across every worker; unlimited when absent. */
-  concurrency?: number;
-  /** Resolves when done; a rejection is a failed attempt. Must be safe to run again (delivery is at least once). */
-  run(args: unknown, context: TaskContext): Promise<void>;
-}
-
-/** Work a worker runs every `everyMs`, under a lock: one worker at a time across every process. */
-export interface PeriodicJob {
-  name: string;
-  everyMs: number;
-  run(signal: AbortSignal): Promise<void>;
-}
+export type { PeriodicJob, TaskContext, TaskHandler } from '../services/shared/domain.js';
 
 export interface WorkerOptions {
   /** Tasks of one queue this worker runs at once. */

@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CLOSE_SLOW_CONSUMER } from '../../src/gateway/ws.js';
+import { CLOSE_SLOW_CONSUMER } from '../../src/gateway/sockets.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { SEND, createChat } from '../support/chats.js';
 

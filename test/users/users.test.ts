@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOSE_FORBIDDEN } from '../../src/app.js';
+import { CLOSE_FORBIDDEN } from '../../src/gateway/ws.js';
 import { keysOf } from '../support/keys.js';
 import { eventually, recordCommands, startTestApp, uniqueName, wsClient, wsRequest, type TestApp } from '../support/app.js';
 

@@ -38,7 +38,7 @@ export function useMaintenanceMode(): Plugin<Context> {
       const guarded = [...fields].some((f) => !ALLOWED.has(f) && !f.startsWith('__'));
       if (!guarded) return;
       const ctx = args.contextValue as Context;
-      if (await ctx.services.operations.isUnderMaintenance()) {
+      if (await ctx.services.ops.isUnderMaintenance()) {
         setResultAndStopExecution({
           errors: [graphQLError('MAINTENANCE', 'the gateway is in maintenance mode; writes are paused, try again later')],
         });

@@ -13,7 +13,7 @@ export const CONFIG_MAX_BYTES = 64 * 1024;
 export const CONFIG_MAX_DEPTH = 32;
 const MAINTENANCE_RECHECK_MS = 1000;
 
-export class OperationsService {
+export class OpsService {
   private maintenance: { value: boolean; readAt: number } | undefined;
   private pending: Promise<boolean> | undefined;
 
@@ -43,7 +43,7 @@ export class OperationsService {
     return enabled;
   }
 
-  async getConfig(type: string, component: string): Promise<unknown> {
+  async config(type: string, component: string): Promise<unknown> {
     const raw = await this.redis.get(this.configKey(type, component));
     return raw === null ? null : (JSON.parse(raw) as unknown);
   }

@@ -1,0 +1,52 @@
+/**
+ * The HTTP server in front of yoga: a request id per request (from `x-request-id` when sane, else a new UUID),
+ * echoed back and carried by its log line; requests that must arrive whole within REQUEST_TIMEOUT_MS (checked every
+ * second at most, so a client trickling bytes gets 408 rather than holding a socket for Node's default five
+ * minutes); at most MAX_CONNECTIONS connections; and a graceful close.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { GatewayYoga } from './yoga.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function createHttpServer(yoga: GatewayYoga, limits: Config['limits'], log: Logger): Server {
+  const requestTimeout = limits.requestTimeoutMs;
+  const options = {
+    requestTimeout,
+    headersTimeout: Math.min(requestTimeout, 60_000),
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(requestTimeout / 4)),
+  };
+  const server = createServer(options, (req, res) => {
+    const header = req.headers['x-request-id'];
+    const requestId = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+    const started = performance.now();
+    res.setHeader('x-request-id', requestId);
+    res.once('finish', () =>
+      log.info({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request'),
+    );
+    void yoga(req, res, { req, res, requestId, log: log.child({ requestId }) });
+  });
+  server.maxConnections = limits.connections;
+  return server;
+}
+
+/** Stops accepting and waits for in-flight requests, closing idle keep-alive connections as they appear; after `timeoutMs`, closes the rest. */
+export async function closeHttpServer(server: Server, timeoutMs: number, log: Logger): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+  let timer: NodeJS.Timeout | undefined;
+  const forced = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      log.warn('in-flight requests still running at the shutdown deadline; closing them');
+      server.closeAllConnections();
+      resolve();
+    }, timeoutMs);
+  });
+  await Promise.race([closed, forced]);
+  clearInterval(sweeper);
+  clearTimeout(timer);
+}

@@ -1,0 +1,132 @@
+/**
+ * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
+ * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz and /readyz, and the
+ * plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry, rate limits.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
+import type { Config } from '../config.js';
+import { bearerToken, resolveViewer, type Context } from '../context.js';
+import type { Logger } from '../logger.js';
+import { isReady, type RedisClient } from '../redis/clients.js';
+import { schema } from '../schema/index.js';
+import type { Services } from '../services/index.js';
+import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './errors.js';
+import { useBodyLimits } from './plugins/body-limit.js';
+import { useHttpMediaTypes } from './plugins/http-media-types.js';
+import { useOperationLimits } from './plugins/limits.js';
+import { useMaintenanceMode } from './plugins/maintenance.js';
+import { useOperationMetrics } from './plugins/metrics.js';
+import { useSessionRevocation } from './plugins/revocation.js';
+
+export const GRAPHQL_PATH = '/graphql';
+
+/** What the HTTP server (gateway/http.ts) and the WebSocket server (gateway/ws.ts) hand yoga for each operation. */
+export interface ServerContext {
+  req: IncomingMessage;
+  res?: ServerResponse;
+  requestId: string;
+  log: Logger;
+  /** WebSocket operations carry the token of `connection_init` here; HTTP reads the header. */
+  authorization?: unknown;
+}
+
+const GRAPHIQL_DEFAULT_QUERY = `# Sign up (or sign in), then put the token under Headers:
+#   { "Authorization": "Bearer <token>" }
+mutation SignUp {
+  signUp(username: "alice", password: "correct horse") { token user { id username } }
+}
+
+query Me {
+  me { id username }
+  users(prefix: "a") { username }
+  chats { id unreadCount lastMessageId members { username } }
+}
+
+mutation CreateChat {
+  createChat(members: [], message: "hello", isPublic: true) { id }
+}
+
+# Every unread message of your chats, then new ones as they are sent; run it, then send from another tab.
+subscription Messages {
+  messageAdded { id chatId text sender { username } sentAt }
+}
+`;
+
+function yogaLogger(log: Logger): YogaLogger {
+  const at =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]) => {
+      const [first, ...rest] = args;
+      if (first instanceof Error) log[level]({ err: first, requestId: requestIdOf(first) }, first.message);
+      else log[level]({ args: rest.length ? rest : undefined }, String(first));
+    };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+async function pingWithin(redis: RedisClient, ms: number): Promise<boolean> {
+  if (!isReady(redis)) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([redis.ping().then((r) => r === 'PONG'), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function createGatewayYoga({ config, services, redis, log }: { config: Config; services: Services; redis: RedisClient; log: Logger }) {
+  return createYoga<ServerContext, Context>({
+    schema,
+    graphqlEndpoint: GRAPHQL_PATH,
+    healthCheckEndpoint: '/healthz',
+    landingPage: false,
+    logging: yogaLogger(log),
+    maskedErrors: { maskError },
+    maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
+    graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
+    renderGraphiQL,
+    context: async ({ req, request, requestId, log: requestLog, authorization }): Promise<Context> => {
+      const token = bearerToken(authorization ?? request.headers.get('authorization'));
+      const viewer = await resolveViewer(services, token).catch((err: unknown) => {
+        tagRequestId(err, requestId);
+        throw err;
+      });
+      return {
+        viewer,
+        token: viewer ? (token ?? null) : null,
+        services,
+        log: requestLog,
+        requestId,
+        address: req.socket.remoteAddress ?? 'unknown',
+        loaders: services.loaders(viewer?.username ?? null),
+      };
+    },
+    plugins: [
+      useBadRequestCode(),
+      // The multipart envelope around an upload gets 64 KiB beyond the file itself.
+      useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
+      useHttpMediaTypes(),
+      EnvelopArmorPlugin({
+        maxDepth: { n: config.limits.depth },
+        costLimit: { maxCost: config.limits.cost },
+        maxAliases: { n: config.limits.aliases },
+        maxTokens: { n: config.limits.tokens },
+        maxDirectives: { n: 20 },
+        blockFieldSuggestion: { enabled: config.env === 'production' },
+      }),
+      useReadinessCheck({ endpoint: '/readyz', check: () => pingWithin(redis, 1000) }),
+      useMaintenanceMode(),
+      useSessionRevocation(services.sessions),
+      useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),
+      ...(services.limits.limitsOperations ? [useOperationLimits(services.limits)] : []),
+      useErrorRequestIds(),
+    ],
+  });
+}
+
+export type GatewayYoga = ReturnType<typeof createGatewayYoga>;

@@ -1,0 +1,24 @@
+/** The access-logs domain: uploads shared by processors (periodic worker jobs), and the daily visits they count. */
+import { accessLogKeys } from '../../redis/access-logs/keys.js';
+import { geoKeys } from '../../redis/geo/keys.js';
+import type { ChatService } from '../chat/chats.js';
+import type { NotificationService } from '../chat/notifications.js';
+import type { Base, Domain } from '../shared/domain.js';
+import type { UserService } from '../users/users.js';
+import { AccessLogService } from './access-logs.js';
+
+export function createAccessLogs(
+  { redis, space, config, log }: Base,
+  { users, chats, notifications }: { users: UserService; chats: ChatService; notifications: NotificationService },
+): Domain<{ accessLogs: AccessLogService }> {
+  const accessLogs = new AccessLogService(redis, { ...accessLogKeys(space), ...geoKeys(space) }, users, chats, notifications, config.accessLogs, log);
+  return {
+    services: { accessLogs },
+    // Processor k of N: one worker at a time runs each.
+    jobs: Array.from({ length: config.accessLogs.processors }, (_, i) => ({
+      name: `log-processor-${i + 1}`,
+      everyMs: config.accessLogs.pollMs,
+      run: (signal: AbortSignal) => accessLogs.processPending(i + 1, signal),
+    })),
+  };
+}

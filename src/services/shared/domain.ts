@@ -1,0 +1,53 @@
+/**
+ * What a domain is made from and what it gives back: each services/<domain>/index.ts exports a factory taking the
+ * Base and the services of the domains before it, and returns its services plus what the central files compose
+ * (per-operation DataLoaders, the worker's task handlers and periodic jobs, and how to stop).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { RedisClient } from '../../redis/clients.js';
+import type { Keyspace } from '../../redis/keys.js';
+
+export interface Base {
+  redis: RedisClient;
+  space: Keyspace;
+  config: Config;
+  log: Logger;
+  /** The clock of telemetry (tests move it). */
+  now: () => number;
+}
+
+export interface Domain<S, L = object> {
+  services: S;
+  /** Per-operation DataLoaders for a viewer (a username, or null). */
+  loaders?: (viewer: string | null) => L;
+  /** What the worker runs for this domain. */
+  handlers?: TaskHandler[];
+  jobs?: PeriodicJob[];
+  /** Stops what the domain runs (timers, pollers); domains stop in the reverse of their creation. */
+  close?: () => Promise<void>;
+}
+
+export interface TaskContext {
+  taskId: string;
+  /** 1 on the first run. */
+  attempt: number;
+  /** Aborted when the worker stops before the task finished (it is then returned to the queue). */
+  signal: AbortSignal;
+}
+
+export interface TaskHandler {
+  queue: string;
+  name: string;
+  /** At most this many of these tasks run at once across every worker; unlimited when absent. */
+  concurrency?: number;
+  /** Resolves when done; a rejection is a failed attempt. Must be safe to run again (delivery is at least once). */
+  run(args: unknown, context: TaskContext): Promise<void>;
+}
+
+/** Work a worker runs every `everyMs`, under a lock: one worker at a time across every process. */
+export interface PeriodicJob {
+  name: string;
+  everyMs: number;
+  run(signal: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,28 @@
+/** The users domain: users and the directory, sessions, admin grants. */
+import DataLoader from 'dataloader';
+import { userKeys } from '../../redis/users/keys.js';
+import type { MailboxPoller } from '../mailbox/poller.js';
+import type { RateLimits } from '../ops/limits.js';
+import type { Base, Domain } from '../shared/domain.js';
+import { AdminService } from './admins.js';
+import { SessionService } from './sessions.js';
+import { UserService } from './users.js';
+
+export interface UserLoaders {
+  /** Whether a user is an admin (User.isAdmin). */
+  isAdmin: DataLoader<string, boolean>;
+}
+
+export function createUsers(
+  { redis, space, config, log }: Base,
+  { poller, limits }: { poller: MailboxPoller; limits: RateLimits },
+): Domain<{ sessions: SessionService; users: UserService; admins: AdminService }, UserLoaders> {
+  const keys = userKeys(space);
+  const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller, config.sessionCheckMs, log);
+  const admins = new AdminService(redis, keys, config.adminUsers);
+  return {
+    services: { sessions, users: new UserService(redis, keys, sessions, limits), admins },
+    loaders: () => ({ isAdmin: new DataLoader((usernames) => admins.areAdmins(usernames)) }),
+    close: () => Promise.resolve(sessions.stop()),
+  };
+}
