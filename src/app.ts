@@ -22,7 +22,7 @@ export interface App {
 export function buildApp({ config, redis, log, logForward }: { config: Config; redis: RedisClient; log: Logger; logForward?: LogForward }): App {
   const services = createServices(redis, config, log);
   logForward?.attach(gatewayLogSink(services.logs));
-  const yoga = createGatewayYoga({ config, services, redis, log });
+  const yoga = createGatewayYoga({ config, services, log });
   const server = createHttpServer(yoga, config.limits, log);
   const ws = serveWebSocket(server, { yoga, services, config, log });
   return {

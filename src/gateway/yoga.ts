@@ -10,7 +10,6 @@ import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { bearerToken, resolveViewer, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
-import { isReady, type RedisClient } from '../redis/clients.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services/index.js';
 import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './errors.js';
@@ -66,20 +65,7 @@ function yogaLogger(log: Logger): YogaLogger {
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-async function pingWithin(redis: RedisClient, ms: number): Promise<boolean> {
-  if (!isReady(redis)) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([redis.ping().then((r) => r === 'PONG'), timeout]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export function createGatewayYoga({ config, services, redis, log }: { config: Config; services: Services; redis: RedisClient; log: Logger }) {
+export function createGatewayYoga({ config, services, log }: { config: Config; services: Services; log: Logger }) {
   return createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -119,7 +105,7 @@ export function createGatewayYoga({ config, services, redis, log }: { config: Co
         maxDirectives: { n: 20 },
         blockFieldSuggestion: { enabled: config.env === 'production' },
       }),
-      useReadinessCheck({ endpoint: '/readyz', check: () => pingWithin(redis, 1000) }),
+      useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready(1000) }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
       useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),

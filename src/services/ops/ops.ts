@@ -3,7 +3,7 @@
  * Every process re-reads the switch at most once a second (the book's `is_under_maintenance`), so all
  * instances see a change within about a second while a burst of mutations costs one GET per second.
  */
-import type { RedisClient } from '../../redis/clients.js';
+import { isReady, type RedisClient } from '../../redis/clients.js';
 import type { OpsKeys } from '../../redis/ops/keys.js';
 import { badInput } from '../../errors.js';
 
@@ -21,6 +21,20 @@ export class OpsService {
     private readonly redis: RedisClient,
     private readonly keys: OpsKeys,
   ) {}
+
+  /** Whether Redis answers a PING within `ms` (what /readyz reports). */
+  async ready(ms: number): Promise<boolean> {
+    if (!isReady(this.redis)) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([this.redis.ping().then((r) => r === 'PONG'), timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   async isUnderMaintenance(): Promise<boolean> {
     if (this.maintenance && Date.now() - this.maintenance.readAt < MAINTENANCE_RECHECK_MS) {
