@@ -150,7 +150,10 @@ function countdown(n: number, what: string) {
     async done(): Promise<void> {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: only ${count} of ${n} tasks ran within ${DRAIN_TIMEOUT_MS} ms`)), DRAIN_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`${what}: only ${count} of ${n} tasks ran within ${DRAIN_TIMEOUT_MS} ms`)),
+          DRAIN_TIMEOUT_MS,
+        );
       });
       await Promise.race([reached, timeout]).finally(() => clearTimeout(timer));
     },
@@ -189,7 +192,8 @@ async function main(): Promise<number> {
         await mutex.release();
       });
 
-  const ourEnqueue = (queue: string, tasks: number) => pool(tasks, IN_FLIGHT, () => services.queues.enqueue(queue, 'noop', {}));
+  const ourEnqueue = (queue: string, tasks: number) =>
+    pool(tasks, IN_FLIGHT, () => services.queues.enqueue(queue, 'noop', {}));
   const theirEnqueue = (queue: Queue, tasks: number) => pool(tasks, IN_FLIGHT, () => queue.add('noop', {}));
 
   const ourProcessing =
@@ -198,7 +202,13 @@ async function main(): Promise<number> {
       await ourEnqueue(tag, tasks);
       const runs = countdown(tasks, `ours ${tag}`);
       const handler = { queue: tag, name: 'noop', run: runs.hit };
-      const worker = new Worker(redis, services, { handlers: [handler] }, { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 }, log);
+      const worker = new Worker(
+        redis,
+        services,
+        { handlers: [handler] },
+        { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 },
+        log,
+      );
       const end = await begin();
       worker.start();
       try {
@@ -236,14 +246,22 @@ async function main(): Promise<number> {
       const left = await queue.getJobCounts('wait', 'active', 'delayed', 'failed', 'completed', 'prioritized');
       await queue.close();
       if (errors.length > 0 || runs.count() !== tasks || Object.values(left).some((n) => n > 0)) {
-        throw new Error(`BullMQ ${tag}: ${runs.count()} runs of ${tasks} tasks; left ${JSON.stringify(left)}; errors ${errors.join('; ')}`);
+        throw new Error(
+          `BullMQ ${tag}: ${runs.count()} runs of ${tasks} tasks; left ${JSON.stringify(left)}; errors ${errors.join('; ')}`,
+        );
       }
       return sample;
     };
 
   const cases: Case[] = [
     { table: 'locks', name: 'sequential', baseline: 'redis-semaphore', ours: ourLocks(1), base: theirLocks(1) },
-    { table: 'locks', name: `${LOCK_CLIENTS} concurrent`, baseline: 'redis-semaphore', ours: ourLocks(LOCK_CLIENTS), base: theirLocks(LOCK_CLIENTS) },
+    {
+      table: 'locks',
+      name: `${LOCK_CLIENTS} concurrent`,
+      baseline: 'redis-semaphore',
+      ours: ourLocks(LOCK_CLIENTS),
+      base: theirLocks(LOCK_CLIENTS),
+    },
     {
       table: 'enqueue',
       name: `${IN_FLIGHT} in flight`,
@@ -263,8 +281,20 @@ async function main(): Promise<number> {
         return sample;
       },
     },
-    { table: 'processing', name: 'concurrency 1', baseline: 'BullMQ', ours: ourProcessing(1), base: theirProcessing(1) },
-    { table: 'processing', name: 'concurrency 16', baseline: 'BullMQ', ours: ourProcessing(16), base: theirProcessing(16) },
+    {
+      table: 'processing',
+      name: 'concurrency 1',
+      baseline: 'BullMQ',
+      ours: ourProcessing(1),
+      base: theirProcessing(1),
+    },
+    {
+      table: 'processing',
+      name: 'concurrency 16',
+      baseline: 'BullMQ',
+      ours: ourProcessing(16),
+      base: theirProcessing(16),
+    },
   ];
 
   let serial = 0;
@@ -273,17 +303,21 @@ async function main(): Promise<number> {
     const s = await c[which](tag, size);
     const who = which === 'ours' ? 'ours' : c.baseline;
     const fair = s.fairness === undefined ? '' : `, fairness ${s.fairness.toFixed(2)}`;
-    progress(`${label}: ${c.table} ${c.name}, ${who}: ${s.rate.toFixed(0)}/s, ${s.commands.toFixed(2)} cmds/op, CPU µs/op redis ${s.cpuUs.toFixed(1)} client ${s.clientUs.toFixed(1)}${fair}`);
+    progress(
+      `${label}: ${c.table} ${c.name}, ${who}: ${s.rate.toFixed(0)}/s, ${s.commands.toFixed(2)} cmds/op, CPU µs/op redis ${s.cpuUs.toFixed(1)} client ${s.clientUs.toFixed(1)}${fair}`,
+    );
     return s;
   };
 
   const warmup = { seconds: 0.5, tasks: Math.max(1, Math.floor(TASKS / 10)) };
-  for (const c of cases) for (const which of ['ours', 'base'] as const) await run(c, which, warmup, 'warm-up (discarded)');
+  for (const c of cases)
+    for (const which of ['ours', 'base'] as const) await run(c, which, warmup, 'warm-up (discarded)');
   const samples = cases.map(() => ({ ours: [] as Sample[], base: [] as Sample[] }));
   const size = { seconds: SECONDS, tasks: TASKS };
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? (['ours', 'base'] as const) : (['base', 'ours'] as const);
-    for (const [i, c] of cases.entries()) for (const which of order) samples[i]![which].push(await run(c, which, size, `round ${round}/${ROUNDS}`));
+    for (const [i, c] of cases.entries())
+      for (const which of order) samples[i]![which].push(await run(c, which, size, `round ${round}/${ROUNDS}`));
   }
 
   await services.close();
@@ -302,7 +336,8 @@ async function main(): Promise<number> {
       if (c.table !== table) return [];
       const { ours, base } = samples[i]!;
       const ratio = med(ours, 'rate') / med(base, 'rate');
-      const both = (k: keyof Sample, digits: number) => `${med(ours, k).toFixed(digits)} | ${med(base, k).toFixed(digits)}`;
+      const both = (k: keyof Sample, digits: number) =>
+        `${med(ours, k).toFixed(digits)} | ${med(base, k).toFixed(digits)}`;
       if (ratio < 1) missed++;
       return [
         {
@@ -321,7 +356,9 @@ async function main(): Promise<number> {
     console.log(`\n${table} (medians)`);
     console.table(rows);
   }
-  console.log(`aim (ours >= baseline): ${missed === 0 ? 'met in every case' : `NOT met in ${missed} of ${cases.length} cases`}`);
+  console.log(
+    `aim (ours >= baseline): ${missed === 0 ? 'met in every case' : `NOT met in ${missed} of ${cases.length} cases`}`,
+  );
   return 0;
 }
 

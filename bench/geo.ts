@@ -40,7 +40,23 @@ import vm from 'node:vm';
 import { Redis } from 'ioredis';
 import { keysOf } from '../test/support/keys.js';
 import { parseAddress, parseBounds } from '../src/services/geo/ip.js';
-import { HOST, ROOT, cpuSeconds, freePort, httpOk, median, positiveInt, progress, runBench, signUpBenchUser, spawnGateway, start, startRedis, stop, waitFor } from './support/processes.js';
+import {
+  HOST,
+  ROOT,
+  cpuSeconds,
+  freePort,
+  httpOk,
+  median,
+  positiveInt,
+  progress,
+  runBench,
+  signUpBenchUser,
+  spawnGateway,
+  start,
+  startRedis,
+  stop,
+  waitFor,
+} from './support/processes.js';
 
 const LOOKUPS = positiveInt('BENCH_LOOKUPS', 100_000);
 const BATCH = positiveInt('BENCH_BATCH', 1000);
@@ -71,7 +87,10 @@ interface Index {
 }
 
 function loadIndex(files: string[]): Index {
-  const rows = { 4: [] as { start: string; end: string; country: string }[], 6: [] as { start: string; end: string; country: string }[] };
+  const rows = {
+    4: [] as { start: string; end: string; country: string }[],
+    6: [] as { start: string; end: string; country: string }[],
+  };
   const interned = new Map<string, string>();
   for (const file of files) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -84,7 +103,11 @@ function loadIndex(files: string[]): Index {
   }
   const table = <T extends number | string>(family: 4 | 6, value: (hex: string) => T): Table<T> => {
     const rs = rows[family].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
-    return { starts: rs.map((r) => value(r.start)), ends: rs.map((r) => value(r.end)), countries: rs.map((r) => r.country) };
+    return {
+      starts: rs.map((r) => value(r.start)),
+      ends: rs.map((r) => value(r.end)),
+      countries: rs.map((r) => r.country),
+    };
   };
   return { 4: table(4, (hex) => parseInt(hex, 16)), 6: table(6, (hex) => hex) };
 }
@@ -153,14 +176,24 @@ interface Run {
 
 const QUERY = 'query ($ips: [String!]!) { citiesByIp(ips: $ips) { country } }';
 
-async function gatewayRun(url: string, auth: Record<string, string>, ips: string[], pids: { gateway: number; redis: number }): Promise<Run> {
+async function gatewayRun(
+  url: string,
+  auth: Record<string, string>,
+  ips: string[],
+  pids: { gateway: number; redis: number },
+): Promise<Run> {
   const bodies: string[] = [];
-  for (let i = 0; i < ips.length; i += BATCH) bodies.push(JSON.stringify({ query: QUERY, variables: { ips: ips.slice(i, i + BATCH) } }));
+  for (let i = 0; i < ips.length; i += BATCH)
+    bodies.push(JSON.stringify({ query: QUERY, variables: { ips: ips.slice(i, i + BATCH) } }));
   const countries = new Array<string | null>(ips.length);
   let next = 0;
   const worker = async () => {
     for (let b = next++; b < bodies.length; b = next++) {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: bodies[b] });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: bodies[b],
+      });
       const text = await res.text();
       const json = JSON.parse(text) as { data?: { citiesByIp?: ({ country: string } | null)[] }; errors?: unknown };
       const found = json.data?.citiesByIp;
@@ -175,7 +208,11 @@ async function gatewayRun(url: string, auth: Record<string, string>, ips: string
   const started = performance.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const seconds = (performance.now() - started) / 1000;
-  return { seconds, countries, cpu: { gateway: cpuSeconds(pids.gateway) - cpu0.gateway, redis: cpuSeconds(pids.redis) - cpu0.redis } };
+  return {
+    seconds,
+    countries,
+    cpu: { gateway: cpuSeconds(pids.gateway) - cpu0.gateway, redis: cpuSeconds(pids.redis) - cpu0.redis },
+  };
 }
 
 function localRun(index: Index, ips: string[]): Run {
@@ -185,8 +222,13 @@ function localRun(index: Index, ips: string[]): Run {
 }
 
 function crossCheck(ips: string[], gateway: Run, local: Run): void {
-  const bad = ips.flatMap((ip, i) => (gateway.countries[i] === local.countries[i] ? [] : [`${ip}: gateway ${gateway.countries[i]}, in-process ${local.countries[i]}`]));
-  if (bad.length) throw new Error(`${bad.length} of ${ips.length} answers differ, e.g.\n  ${bad.slice(0, 10).join('\n  ')}`);
+  const bad = ips.flatMap((ip, i) =>
+    gateway.countries[i] === local.countries[i]
+      ? []
+      : [`${ip}: gateway ${gateway.countries[i]}, in-process ${local.countries[i]}`],
+  );
+  if (bad.length)
+    throw new Error(`${bad.length} of ${ips.length} answers differ, e.g.\n  ${bad.slice(0, 10).join('\n  ')}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -204,26 +246,54 @@ async function main(): Promise<number> {
   const redisServer = await startRedis();
   const redis = new Redis(redisServer.url, { lazyConnect: true });
   await redis.connect();
-  const env = { REDIS_URL: redisServer.url, REDIS_CLUSTER_NODES: '', KEY_PREFIX: PREFIX, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
+  const env = {
+    REDIS_URL: redisServer.url,
+    REDIS_CLUSTER_NODES: '',
+    KEY_PREFIX: PREFIX,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+  };
 
   // 1. Import through the real CLI.
   const before = await usedMemory(redis);
   progress(`importing ${FILES.map((f) => path.basename(f)).join(' + ')} with src/cli/import-cities.ts`);
   const importStarted = performance.now();
-  const importer = start('import-cities', process.execPath, ['--import', 'tsx', 'src/cli/import-cities.ts', ...FILES.flatMap((f) => ['--blocks', f])], env);
-  importer.proc.stderr?.on('data', (chunk: Buffer) => chunk.toString().split('\n').filter(Boolean).forEach((l) => progress(`  ${l.trim()}`)));
+  const importer = start(
+    'import-cities',
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/import-cities.ts', ...FILES.flatMap((f) => ['--blocks', f])],
+    env,
+  );
+  importer.proc.stderr?.on('data', (chunk: Buffer) =>
+    chunk
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .forEach((l) => progress(`  ${l.trim()}`)),
+  );
   await importer.exited;
   const importSeconds = (performance.now() - importStarted) / 1000;
   await stop(importer);
-  const summary = /imported ([\d,]+) IPv4 and ([\d,]+) IPv6 ranges, ([\d,]+) cities, skipped (\d+) malformed rows, in [\d.]+ s \(([\d,]+) ranges\/s\)/.exec(importer.output());
-  if (importer.proc.exitCode !== 0 || !summary) throw new Error(`import failed (exit ${importer.proc.exitCode}):\n${importer.output()}`);
+  const summary =
+    /imported ([\d,]+) IPv4 and ([\d,]+) IPv6 ranges, ([\d,]+) cities, skipped (\d+) malformed rows, in [\d.]+ s \(([\d,]+) ranges\/s\)/.exec(
+      importer.output(),
+    );
+  if (importer.proc.exitCode !== 0 || !summary)
+    throw new Error(`import failed (exit ${importer.proc.exitCode}):\n${importer.output()}`);
   const num = (s: string) => Number(s.replaceAll(',', ''));
-  const [ranges4, ranges6, cities, skipped, cliRate] = summary.slice(1).map((s) => num(s)) as [number, number, number, number, number];
+  const [ranges4, ranges6, cities, skipped, cliRate] = summary.slice(1).map((s) => num(s)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const rows = ranges4 + ranges6;
   const redisBytes = (await usedMemory(redis)) - before;
   const live = keysOf(PREFIX).geo();
   const [z4, z6] = [await redis.zcard(live.ranges4), await redis.zcard(live.ranges6)];
-  if (z4 !== ranges4 || z6 !== ranges6) throw new Error(`ZCARD gives ${z4} IPv4 and ${z6} IPv6 ranges, the CLI said ${ranges4} and ${ranges6}`);
+  if (z4 !== ranges4 || z6 !== ranges6)
+    throw new Error(`ZCARD gives ${z4} IPv4 and ${z6} IPv6 ranges, the CLI said ${ranges4} and ${ranges6}`);
 
   // 4a. The in-process index over the same files (loaded now so the sample can draw from its IPv6 ranges).
   progress('loading the same files in process');
@@ -236,7 +306,9 @@ async function main(): Promise<number> {
   const heap1 = process.memoryUsage();
   const localBytes = heap1.heapUsed + heap1.arrayBuffers - heap0.heapUsed - heap0.arrayBuffers;
   if (index[4].starts.length !== ranges4 || index[6].starts.length !== ranges6) {
-    throw new Error(`in process: ${index[4].starts.length} IPv4 and ${index[6].starts.length} IPv6 ranges, the import: ${ranges4} and ${ranges6}`);
+    throw new Error(
+      `in process: ${index[4].starts.length} IPv4 and ${index[6].starts.length} IPv6 ranges, the import: ${ranges4} and ${ranges6}`,
+    );
   }
 
   // 2. The sample.
@@ -254,7 +326,11 @@ async function main(): Promise<number> {
 
   // 5. Warm-up, then rounds.
   progress(`warm-up: ${WARMUP} lookups on each side (discarded)`);
-  crossCheck(ips.slice(0, WARMUP), await gatewayRun(url, auth, ips.slice(0, WARMUP), pids), localRun(index, ips.slice(0, WARMUP)));
+  crossCheck(
+    ips.slice(0, WARMUP),
+    await gatewayRun(url, auth, ips.slice(0, WARMUP), pids),
+    localRun(index, ips.slice(0, WARMUP)),
+  );
   const runs = { gateway: [] as Run[], local: [] as Run[] };
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? (['gateway', 'local'] as const) : (['local', 'gateway'] as const);
@@ -271,7 +347,9 @@ async function main(): Promise<number> {
   // Report.
   const found = runs.local[0]!.countries.filter((c) => c !== null).length;
   const v4 = ips.filter((ip) => ip.includes('.')).length;
-  console.log(`\nImport: ${FILES.map((f) => path.basename(f)).join(' + ')} through src/cli/import-cities.ts, redis-server ${redisServer.port}`);
+  console.log(
+    `\nImport: ${FILES.map((f) => path.basename(f)).join(' + ')} through src/cli/import-cities.ts, redis-server ${redisServer.port}`,
+  );
   console.table([
     {
       'rows (IPv4 + IPv6)': `${fmt(rows)} (${fmt(ranges4)} + ${fmt(ranges6)})`,
@@ -290,8 +368,16 @@ async function main(): Promise<number> {
   );
   const perLookup = (k: 'gateway' | 'redis') => median(runs.gateway.map((r) => (r.cpu![k] / LOOKUPS) * 1e6)).toFixed(2);
   const sides = [
-    { side: `gateway (GraphQL over HTTP, batches of ${BATCH}, ${CONCURRENCY} in flight)`, rs: runs.gateway, extra: `gateway ${perLookup('gateway')} + redis ${perLookup('redis')} µs CPU/lookup` },
-    { side: 'in-process (parseAddress + binary search)', rs: runs.local, extra: `load ${loadSeconds.toFixed(1)} s, ${(localBytes / MiB).toFixed(1)} MiB heap` },
+    {
+      side: `gateway (GraphQL over HTTP, batches of ${BATCH}, ${CONCURRENCY} in flight)`,
+      rs: runs.gateway,
+      extra: `gateway ${perLookup('gateway')} + redis ${perLookup('redis')} µs CPU/lookup`,
+    },
+    {
+      side: 'in-process (parseAddress + binary search)',
+      rs: runs.local,
+      extra: `load ${loadSeconds.toFixed(1)} s, ${(localBytes / MiB).toFixed(1)} MiB heap`,
+    },
   ];
   const rates = sides.map((s) => median(s.rs.map((r) => LOOKUPS / r.seconds)));
   console.table(
@@ -302,7 +388,9 @@ async function main(): Promise<number> {
       notes: s.extra,
     })),
   );
-  console.log(`ratio median(gateway)/median(in-process) = ${(rates[0]! / rates[1]!).toFixed(4)}  (the in-process figure is the ceiling: no network, no GraphQL, no Redis; no aim)`);
+  console.log(
+    `ratio median(gateway)/median(in-process) = ${(rates[0]! / rates[1]!).toFixed(4)}  (the in-process figure is the ceiling: no network, no GraphQL, no Redis; no aim)`,
+  );
   console.log(`cross-check: all ${fmt(LOOKUPS)} gateway answers equal the in-process ones in every round`);
   return 0;
 }

@@ -48,10 +48,20 @@ async function main(): Promise<number> {
 
   progress(`starting gateways on ${offPort} (limits off) and ${onPort} (limits on), bare yoga on ${barePort}`);
   const gateway = (port: number, limits: Record<string, string>) =>
-    spawnGateway(`gateway :${port}`, { ...env, PORT: String(port), REDIS_URL: redisServer.url, KEY_PREFIX: `bench${port}:`, LOG_LEVEL: 'silent', ...limits });
+    spawnGateway(`gateway :${port}`, {
+      ...env,
+      PORT: String(port),
+      REDIS_URL: redisServer.url,
+      KEY_PREFIX: `bench${port}:`,
+      LOG_LEVEL: 'silent',
+      ...limits,
+    });
   gateway(offPort, {});
   gateway(onPort, { RATE_LIMIT_PER_MINUTE: '1000000000' });
-  start('bare yoga', process.execPath, ['--import', 'tsx', 'bench/support/bare-yoga.ts'], { ...env, PORT: String(barePort) });
+  start('bare yoga', process.execPath, ['--import', 'tsx', 'bench/support/bare-yoga.ts'], {
+    ...env,
+    PORT: String(barePort),
+  });
   const bareUrl = `http://${HOST}:${barePort}`;
   await waitFor('bare yoga /health', () => httpOk(`${bareUrl}/health`));
 
@@ -62,17 +72,35 @@ async function main(): Promise<number> {
     const { username, auth } = await signUpBenchUser(url);
     const me = await graphql(`${url}/graphql`, meQuery, auth);
     const meId = (me.data.me as { id?: string } | null)?.id;
-    if (meId !== username) throw new Error(`sanity check failed: { me { id } } gave ${me.text}, expected id "${username}"`);
-    return { name, url: `${url}/graphql`, headers: auth, body: JSON.stringify({ query: meQuery }), expectBody: me.text };
+    if (meId !== username)
+      throw new Error(`sanity check failed: { me { id } } gave ${me.text}, expected id "${username}"`);
+    return {
+      name,
+      url: `${url}/graphql`,
+      headers: auth,
+      body: JSON.stringify({ query: meQuery }),
+      expectBody: me.text,
+    };
   };
   const bare = await graphql(`${bareUrl}/graphql`, '{ __typename }');
   const targets: LoadTarget[] = [
     await meTarget('gateway { me { id } }, limits off', offPort),
     await meTarget('gateway { me { id } }, limits on', onPort),
-    { name: 'bare yoga { __typename }', url: `${bareUrl}/graphql`, headers: {}, body: JSON.stringify({ query: '{ __typename }' }), expectBody: bare.text },
+    {
+      name: 'bare yoga { __typename }',
+      url: `${bareUrl}/graphql`,
+      headers: {},
+      body: JSON.stringify({ query: '{ __typename }' }),
+      expectBody: bare.text,
+    },
   ];
 
-  const { samples } = await alternate(targets, { rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS });
+  const { samples } = await alternate(targets, {
+    rounds: ROUNDS,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    connections: CONNECTIONS,
+  });
 
   // Report.
   const rows = targets.map((t, i) => {
@@ -95,7 +123,9 @@ async function main(): Promise<number> {
   const limitsRatio = on['median req/s'] / off['median req/s'];
   console.log(`\n${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections, pipelining 1, targets alternating ABCCBA`);
   console.table(rows);
-  console.log(`ratio median(gateway, limits off)/median(baseline) = ${ratio.toFixed(3)}  (aim >= ${AIM}: ${ratio >= AIM ? 'met' : 'NOT met'})`);
+  console.log(
+    `ratio median(gateway, limits off)/median(baseline) = ${ratio.toFixed(3)}  (aim >= ${AIM}: ${ratio >= AIM ? 'met' : 'NOT met'})`,
+  );
   console.log(
     `ratio median(limits on)/median(limits off) = ${limitsRatio.toFixed(3)}  (aim >= ${LIMITS_AIM}: ${limitsRatio >= LIMITS_AIM ? 'met' : 'NOT met'})`,
   );

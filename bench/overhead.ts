@@ -82,7 +82,13 @@ async function startGateway(metrics: 'on' | 'off', redisUrl: string): Promise<Ga
   progress(`signed up ${username} on METRICS=${metrics}`);
 
   const body = JSON.stringify({ query: ME_QUERY, operationName: 'Me' });
-  return { metrics, pid: child.proc.pid!, url, auth, target: { name: `metrics ${metrics}`, url: `${url}/graphql`, headers: auth, body, expectBody: me.text } };
+  return {
+    metrics,
+    pid: child.proc.pid!,
+    url,
+    auth,
+    target: { name: `metrics ${metrics}`, url: `${url}/graphql`, headers: auth, body, expectBody: me.text },
+  };
 }
 
 /** The total of a gateway's counter "Me" (every day sample: a run may cross midnight UTC). */
@@ -121,10 +127,16 @@ async function main(): Promise<number> {
   });
   const [on, off] = rows as [(typeof rows)[0], (typeof rows)[0]];
   const ratio = on['median req/s'] / off['median req/s'];
-  console.log(`\n${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections, pipelining 1, ${ME_QUERY}, gateways alternating ABBA`);
+  console.log(
+    `\n${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections, pipelining 1, ${ME_QUERY}, gateways alternating ABBA`,
+  );
   console.table(rows);
-  console.log(`ratio median(metrics on)/median(metrics off) = ${ratio.toFixed(3)}  (aim >= ${AIM}: ${ratio >= AIM ? 'met' : 'NOT met'})`);
-  console.log(`CPU µs/req: the gateway process's CPU over warm-ups and rounds (its idle time included) per request sent to it`);
+  console.log(
+    `ratio median(metrics on)/median(metrics off) = ${ratio.toFixed(3)}  (aim >= ${AIM}: ${ratio >= AIM ? 'met' : 'NOT met'})`,
+  );
+  console.log(
+    `CPU µs/req: the gateway process's CPU over warm-ups and rounds (its idle time included) per request sent to it`,
+  );
 
   // Counting: wait for a flush, then compare each gateway's counter "Me" with the requests it got.
   progress(`waiting ${FLUSH_WAIT_MS} ms for the metrics flush`);
@@ -138,23 +150,30 @@ async function main(): Promise<number> {
       return { gateway: g.target.name, 'counted "Me"': await countedMe(g), sent, answered };
     }),
   );
-  console.log('\ncounter "Me" (precision 86400) after the load; sent and answered include warm-ups and the one sanity-check `Me`');
+  console.log(
+    '\ncounter "Me" (precision 86400) after the load; sent and answered include warm-ups and the one sanity-check `Me`',
+  );
   console.table(counts);
 
   const problems: string[] = [];
   const [countOn, countOff] = counts as [(typeof counts)[0], (typeof counts)[0]];
   if (countOn['counted "Me"'] === 0) problems.push('the METRICS=on gateway counted nothing');
   else if (countOn['counted "Me"'] < countOn.answered || countOn['counted "Me"'] > countOn.sent) {
-    problems.push(`the METRICS=on gateway counted ${countOn['counted "Me"']}, expected ${countOn.answered} to ${countOn.sent}`);
+    problems.push(
+      `the METRICS=on gateway counted ${countOn['counted "Me"']}, expected ${countOn.answered} to ${countOn.sent}`,
+    );
   }
-  if (countOff['counted "Me"'] !== 0) problems.push(`the METRICS=off gateway counted ${countOff['counted "Me"']}, expected nothing`);
+  if (countOff['counted "Me"'] !== 0)
+    problems.push(`the METRICS=off gateway counted ${countOff['counted "Me"']}, expected nothing`);
   const failed = rows.filter((_, i) => samples[i]!.some((s) => badCount(s) > 0));
   if (failed.length > 0) problems.push(`bad responses from ${failed.map((r) => r.target).join(', ')}`);
   if (problems.length > 0) {
     console.log(`FAILED: ${problems.join('; ')}; the figures are not valid`);
     return 1;
   }
-  console.log(`counting checked: METRICS=on counted ${countOn['counted "Me"']} of ${countOn.sent} sent, METRICS=off none`);
+  console.log(
+    `counting checked: METRICS=on counted ${countOn['counted "Me"']} of ${countOn.sent} sent, METRICS=off none`,
+  );
   return 0;
 }
 

@@ -94,7 +94,8 @@ const LIVE_CONNECTIONS = positiveInt('BENCH_LIVE_CONNECTIONS', 100);
 /** Latency is measured at each of these send rates (messages/s), for BENCH_SECONDS each, after 2 s of warm-up. */
 const RATES = (process.env.BENCH_RATES ?? '50,200').split(',').map((r) => {
   const n = Number(r);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_RATES must be positive integers, got "${process.env.BENCH_RATES}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`BENCH_RATES must be positive integers, got "${process.env.BENCH_RATES}"`);
   return n;
 });
 const WARMUP_SECONDS = 2;
@@ -126,11 +127,14 @@ interface Layout {
 
 function shape(subscribers: number, connections: number, what: string) {
   if (subscribers % MEMBERS || connections % MEMBERS) {
-    throw new Error(`${what}: subscribers (${subscribers}) and connections (${connections}) must be multiples of BENCH_MEMBERS (${MEMBERS})`);
+    throw new Error(
+      `${what}: subscribers (${subscribers}) and connections (${connections}) must be multiples of BENCH_MEMBERS (${MEMBERS})`,
+    );
   }
   const chats = subscribers / MEMBERS;
   const groups = connections / MEMBERS;
-  if (chats % groups) throw new Error(`${what}: ${chats} chats do not split evenly over ${groups} groups of ${MEMBERS} users`);
+  if (chats % groups)
+    throw new Error(`${what}: ${chats} chats do not split evenly over ${groups} groups of ${MEMBERS} users`);
   return { chats, groups, perConnection: subscribers / connections };
 }
 
@@ -197,7 +201,12 @@ class Seeder {
         users[i] = { name, token: await this.services.sessions.create(name) };
       },
     );
-    const blank = layoutOf(subscribers, connections, users, Array.from({ length: chats }, () => ''));
+    const blank = layoutOf(
+      subscribers,
+      connections,
+      users,
+      Array.from({ length: chats }, () => ''),
+    );
     const ids: string[] = [];
     await pool(blank.chats, 20, async (chat, c) => {
       const [creator, ...others] = chat.members.map((u) => users[u]!.name);
@@ -214,7 +223,12 @@ function pushLayout(subscribers: number, connections: number): Layout {
   const { chats } = shape(subscribers, connections, 'seed');
   const batch = ++pushSerial;
   const users = Array.from({ length: connections }, (_, i) => ({ name: `p${batch}_${i}`, token: '' }));
-  return layoutOf(subscribers, connections, users, Array.from({ length: chats }, (_, c) => `${batch}0${c}`));
+  return layoutOf(
+    subscribers,
+    connections,
+    users,
+    Array.from({ length: chats }, (_, c) => `${batch}0${c}`),
+  );
 }
 
 async function sendMessage(target: Target, layout: Layout, chat: number, n: number, text: string): Promise<number> {
@@ -228,7 +242,8 @@ async function sendMessage(target: Target, layout: Layout, chat: number, n: numb
   const body = await res.text();
   const json = JSON.parse(body) as { data?: { sendMessage?: { id: number } } | null; errors?: unknown };
   const id = json.data?.sendMessage?.id;
-  if (res.status !== 200 || json.errors || typeof id !== 'number') throw new Error(`${target.name} sendMessage: HTTP ${res.status}: ${body}`);
+  if (res.status !== 200 || json.errors || typeof id !== 'number')
+    throw new Error(`${target.name} sendMessage: HTTP ${res.status}: ${body}`);
   return id;
 }
 
@@ -262,7 +277,11 @@ class Connection {
       const socket = new WebSocket(url, 'graphql-transport-ws');
       const conn = new Connection(socket, onBroken);
       let acked = false;
-      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: token ? { authorization: `Bearer ${token}` } : {} })));
+      socket.on('open', () =>
+        socket.send(
+          JSON.stringify({ type: 'connection_init', payload: token ? { authorization: `Bearer ${token}` } : {} }),
+        ),
+      );
       socket.on('message', (data: Buffer) => {
         const msg = JSON.parse(data.toString()) as { type: string; id?: string; payload?: unknown };
         switch (msg.type) {
@@ -299,7 +318,9 @@ class Connection {
   subscribe(chatId: string, op: Operation): void {
     const id = String(++this.nextId);
     this.operations.set(id, op);
-    this.socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { c: chatId } } }));
+    this.socket.send(
+      JSON.stringify({ id, type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { c: chatId } } }),
+    );
   }
 
   close(): Promise<void> {
@@ -342,7 +363,9 @@ class Audience {
   async connect(users: number[]): Promise<Sub[]> {
     const added: Sub[] = [];
     await pool(users, 20, async (u) => {
-      const conn = await Connection.open(this.target.wsUrl, this.layout.users[u]!.token, (reason) => this.fail(`user ${u}: ${reason}`));
+      const conn = await Connection.open(this.target.wsUrl, this.layout.users[u]!.token, (reason) =>
+        this.fail(`user ${u}: ${reason}`),
+      );
       this.connections.set(u, conn);
       for (const chat of this.layout.chatsOf[u]!) {
         const sub: Sub = { user: u, chat, ids: [], seen: new Set() };
@@ -359,7 +382,8 @@ class Audience {
 
   private receive(sub: Sub, m: Delivery): void {
     const now = performance.now();
-    if (m.chatId !== this.layout.chats[sub.chat]!.id) this.fail(`a message of chat ${m.chatId} on a subscription to ${this.layout.chats[sub.chat]!.id}`);
+    if (m.chatId !== this.layout.chats[sub.chat]!.id)
+      this.fail(`a message of chat ${m.chatId} on a subscription to ${this.layout.chats[sub.chat]!.id}`);
     sub.ids.push(m.id);
     sub.seen.add(m.id);
     this.deliveries++;
@@ -391,7 +415,8 @@ class Audience {
       this.check();
       const missing = subs.filter((s) => s.ids.length === 0);
       if (missing.length === 0) break;
-      if (Date.now() - started > timeoutMs) throw new Error(`${this.target.name}: ${missing.length} of ${subs.length} ${what} received nothing`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`${this.target.name}: ${missing.length} of ${subs.length} ${what} received nothing`);
       if (missing.length !== waiting) {
         waiting = missing.length;
         progressAt = Date.now();
@@ -402,7 +427,9 @@ class Audience {
       }
       await sleep(100);
     }
-    progress(`  ${this.target.name}: ${subs.length} ${what} live after ${((Date.now() - started) / 1000).toFixed(1)} s${probes ? ` (${probes} probes)` : ''}`);
+    progress(
+      `  ${this.target.name}: ${subs.length} ${what} live after ${((Date.now() - started) / 1000).toFixed(1)} s${probes ? ` (${probes} probes)` : ''}`,
+    );
   }
 
   /**
@@ -473,7 +500,11 @@ async function meter(stats: Redis, pids: number[]): Promise<() => Promise<Usage>
       // Less the first INFO (the second one is not counted in its own reply).
       commandsPerSecond: (after.total - before.total - 1) / seconds,
       cpu: pids.map((pid, i) => ((cpuSeconds(pid) - cpu[i]!) / seconds) * 100),
-      top: rates.slice(0, 8).map(([name, r]) => `${name} ${Math.round(r)}/s`).join(', ') || 'none',
+      top:
+        rates
+          .slice(0, 8)
+          .map(([name, r]) => `${name} ${Math.round(r)}/s`)
+          .join(', ') || 'none',
     };
   };
 }
@@ -499,9 +530,17 @@ interface IdleResult {
   gateway: Usage;
 }
 
-async function idleCost(gateway: Target, seeder: Seeder, redisUrl: string, stats: Redis, redisPid: number): Promise<IdleResult> {
+async function idleCost(
+  gateway: Target,
+  seeder: Seeder,
+  redisUrl: string,
+  stats: Redis,
+  redisPid: number,
+): Promise<IdleResult> {
   const { perConnection } = shape(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS, 'idle');
-  progress(`idle: seeding ${IDLE_CONNECTIONS} users in ${IDLE_SUBSCRIBERS / MEMBERS} chats of ${MEMBERS} (${perConnection} chats each)`);
+  progress(
+    `idle: seeding ${IDLE_CONNECTIONS} users in ${IDLE_SUBSCRIBERS / MEMBERS} chats of ${MEMBERS} (${perConnection} chats each)`,
+  );
   const layout = await seeder.seed(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS);
 
   progress(`idle: floor (gateway with no subscribers, nothing else) for ${FLOOR_SECONDS} s`);
@@ -515,9 +554,13 @@ async function idleCost(gateway: Target, seeder: Seeder, redisUrl: string, stats
   let naive: Usage;
   try {
     const file = path.join(dir, 'subscribers.json');
-    const positions = layout.chatsOf.flatMap((chats) => chats.map((c) => ({ key: seeder.keys.chat(layout.chats[c]!.id).messages, after: 0 })));
+    const positions = layout.chatsOf.flatMap((chats) =>
+      chats.map((c) => ({ key: seeder.keys.chat(layout.chats[c]!.id).messages, after: 0 })),
+    );
     writeFileSync(file, JSON.stringify(positions));
-    progress(`idle: naive poller, ${positions.length} subscribers every ${NAIVE_INTERVAL_MS} ms (2 s warm-up, then ${SECONDS} s)`);
+    progress(
+      `idle: naive poller, ${positions.length} subscribers every ${NAIVE_INTERVAL_MS} ms (2 s warm-up, then ${SECONDS} s)`,
+    );
     const poller = start('naive poller', process.execPath, ['--import', 'tsx', 'bench/support/naive-poller.ts'], {
       REDIS_URL: redisUrl,
       NAIVE_SUBSCRIBERS_FILE: file,
@@ -582,7 +625,9 @@ async function latency(
 ): Promise<{ results: LatencyResult[]; /** Redis during the window, for both targets at once. */ redis: Usage }> {
   const { perConnection } = shape(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS, 'live');
   if (AWAY % perConnection || AWAY > LIVE_SUBSCRIBERS) {
-    throw new Error(`BENCH_AWAY (${AWAY}) must be a multiple of the subscriptions per connection (${perConnection}), at most BENCH_LIVE_SUBSCRIBERS`);
+    throw new Error(
+      `BENCH_AWAY (${AWAY}) must be a multiple of the subscriptions per connection (${perConnection}), at most BENCH_LIVE_SUBSCRIBERS`,
+    );
   }
   const audiences: Audience[] = [];
   const subs: Sub[][] = [];
@@ -611,7 +656,13 @@ async function latency(
       for (const k of n % 2 ? [...targets.keys()].reverse() : targets.keys()) {
         const audience = audiences[k]!;
         const start = performance.now();
-        const p: Promise<void> = sendMessage(audience.target, audience.layout, chat, Math.floor(n / chatCount), `${prefix} ${n} ${start}`)
+        const p: Promise<void> = sendMessage(
+          audience.target,
+          audience.layout,
+          chat,
+          Math.floor(n / chatCount),
+          `${prefix} ${n} ${start}`,
+        )
           .then((id) => {
             done[k] = performance.now();
             sendTimes[k]!.push(done[k] - start);
@@ -660,7 +711,8 @@ async function latency(
       `  ${audience.target.name}: ${audience.latencies.length}/${expected} timed deliveries, p50 ${round1(result.p50)} ms, p99 ${round1(result.p99)} ms, ` +
         `answered at ${Math.round(result.sendRate)}/s (send p99 ${round1(result.sendP99)} ms)`,
     );
-    if (result.lost && audience.target.kind === 'gateway') audience.fail(`latency run: ${result.lost} of ${expected} deliveries missing`);
+    if (result.lost && audience.target.kind === 'gateway')
+      audience.fail(`latency run: ${result.lost} of ${expected} deliveries missing`);
     return result;
   });
 
@@ -676,7 +728,9 @@ async function awayCheck(audience: Audience, perConnection: number): Promise<Non
   const { layout, target } = audience;
   const awayUsers = layout.users.slice(0, AWAY / perConnection).map((_, u) => u);
   const awayChats = [...new Set(awayUsers.flatMap((u) => layout.chatsOf[u]!))];
-  progress(`  loss check, ${target.name}: ${AWAY} subscribers (${awayUsers.length} sockets) away, ${AWAY_MESSAGES} messages to their ${awayChats.length} chats`);
+  progress(
+    `  loss check, ${target.name}: ${AWAY} subscribers (${awayUsers.length} sockets) away, ${AWAY_MESSAGES} messages to their ${awayChats.length} chats`,
+  );
   await audience.disconnect(awayUsers);
   await sleep(500);
   const whileAway = layout.chats.map((): number[] => []);
@@ -698,8 +752,11 @@ async function awayCheck(audience: Audience, perConnection: number): Promise<Non
     delivered += got;
     if (got === ids.length) complete++;
   }
-  progress(`  loss check, ${target.name}: ${delivered} of ${expected} delivered; ${complete} of ${back.length} subscribers got all`);
-  if (target.kind === 'gateway' && delivered !== expected) audience.fail(`loss check: ${expected - delivered} messages sent while away never delivered`);
+  progress(
+    `  loss check, ${target.name}: ${delivered} of ${expected} delivered; ${complete} of ${back.length} subscribers got all`,
+  );
+  if (target.kind === 'gateway' && delivered !== expected)
+    audience.fail(`loss check: ${expected - delivered} messages sent while away never delivered`);
   return { subscribers: back.length, expected, delivered, complete };
 }
 
@@ -774,7 +831,9 @@ async function throughput(target: Target, stats: Redis, redisPid: number, round:
   );
   progress(`  ${describe(usage)}`);
   if (target.kind === 'gateway' && (lost || misordered)) {
-    audience.fail(`throughput: ${lost} deliveries missing, ${misordered} subscribers with duplicates, gaps or disorder`);
+    audience.fail(
+      `throughput: ${lost} deliveries missing, ${misordered} subscribers with duplicates, gaps or disorder`,
+    );
   }
   await audience.disconnect();
   return result;
@@ -787,7 +846,9 @@ async function main(): Promise<number> {
   shape(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS, 'BENCH_IDLE_*');
   const live = shape(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS, 'BENCH_LIVE_*');
   if (AWAY % live.perConnection || AWAY > LIVE_SUBSCRIBERS) {
-    throw new Error(`BENCH_AWAY (${AWAY}) must be a multiple of ${live.perConnection} (subscriptions per connection), at most ${LIVE_SUBSCRIBERS}`);
+    throw new Error(
+      `BENCH_AWAY (${AWAY}) must be a multiple of ${live.perConnection} (subscriptions per connection), at most ${LIVE_SUBSCRIBERS}`,
+    );
   }
 
   const redisServer = await startRedis();
@@ -813,7 +874,13 @@ async function main(): Promise<number> {
   await waitFor('push baseline /health', () => httpOk(`http://${HOST}:${pushPort}/health`));
 
   // The gateway's environment, so that the services seed with its limits.
-  const config = loadConfig({ ...process.env, REDIS_URL: redisServer.url, REDIS_CLUSTER_NODES: '', KEY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    ...process.env,
+    REDIS_URL: redisServer.url,
+    REDIS_CLUSTER_NODES: '',
+    KEY_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+  });
   if (config.redis.kind !== 'url') throw new Error('unreachable: the bench Redis is a URL');
   const log = createLogger('silent');
   const redis = createRedisClient(config.redis, log, 'bench-seed');
@@ -849,7 +916,14 @@ async function main(): Promise<number> {
       const order = round % 2 ? [0, 1] : [1, 0];
       if (SECTIONS.has('2')) {
         for (const [r, rate] of RATES.entries()) {
-          const { results, redis } = await latency(order.map((i) => targets[i]!), stats, redisPid, round, rate, r === 0);
+          const { results, redis } = await latency(
+            order.map((i) => targets[i]!),
+            stats,
+            redisPid,
+            round,
+            rate,
+            r === 0,
+          );
           for (const [k, i] of order.entries()) lat[r]![i]!.push(results[k]!);
           latRedis[r]!.push(redis);
         }
@@ -865,9 +939,24 @@ async function main(): Promise<number> {
           `${SECONDS} s windows (floor ${FLOOR_SECONDS} s)`,
       );
       console.table([
-        { what: 'floor: gateway, no subscribers', 'redis cmds/s': Math.round(idle.floor.commandsPerSecond), 'process CPU %': round1(idle.floor.cpu[0]!), 'redis CPU %': round1(idle.floor.cpu[1]!) },
-        { what: `naive poller (every ${NAIVE_INTERVAL_MS} ms)`, 'redis cmds/s': Math.round(idle.naive.commandsPerSecond), 'process CPU %': round1(idle.naive.cpu[0]!), 'redis CPU %': round1(idle.naive.cpu[1]!) },
-        { what: 'gateway (idle subscribers)', 'redis cmds/s': Math.round(idle.gateway.commandsPerSecond), 'process CPU %': round1(idle.gateway.cpu[0]!), 'redis CPU %': round1(idle.gateway.cpu[1]!) },
+        {
+          what: 'floor: gateway, no subscribers',
+          'redis cmds/s': Math.round(idle.floor.commandsPerSecond),
+          'process CPU %': round1(idle.floor.cpu[0]!),
+          'redis CPU %': round1(idle.floor.cpu[1]!),
+        },
+        {
+          what: `naive poller (every ${NAIVE_INTERVAL_MS} ms)`,
+          'redis cmds/s': Math.round(idle.naive.commandsPerSecond),
+          'process CPU %': round1(idle.naive.cpu[0]!),
+          'redis CPU %': round1(idle.naive.cpu[1]!),
+        },
+        {
+          what: 'gateway (idle subscribers)',
+          'redis cmds/s': Math.round(idle.gateway.commandsPerSecond),
+          'process CPU %': round1(idle.gateway.cpu[0]!),
+          'redis CPU %': round1(idle.gateway.cpu[1]!),
+        },
       ]);
       console.log(
         `naive poller aimed at ${Math.round((IDLE_SUBSCRIBERS * 1000) / NAIVE_INTERVAL_MS)} cmds/s; ` +
@@ -877,7 +966,9 @@ async function main(): Promise<number> {
 
     const med = <T>(xs: T[], f: (x: T) => number) => median(xs.map(f));
     if (SECTIONS.has('2')) {
-      console.log(`\n2. Latency: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${LIVE_CONNECTIONS} sockets; ${SECONDS} s at each rate; ${ROUNDS} round(s), medians`);
+      console.log(
+        `\n2. Latency: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${LIVE_CONNECTIONS} sockets; ${SECONDS} s at each rate; ${ROUNDS} round(s), medians`,
+      );
       console.table(
         RATES.flatMap((rate, r) =>
           targets.map((t, i) => ({
@@ -909,18 +1000,24 @@ async function main(): Promise<number> {
         );
         for (const [i, t] of targets.entries()) {
           if (med(lat[r]![i]!, (x) => x.sendRate) < 0.9 * rate) {
-            console.log(`note: ${t.name} answered fewer than 90% of ${rate}/s: it is saturated at this rate and its latency is mostly queueing`);
+            console.log(
+              `note: ${t.name} answered fewer than 90% of ${rate}/s: it is saturated at this rate and its latency is mostly queueing`,
+            );
           }
         }
       }
-      console.log(`Loss check: ${AWAY} subscribers disconnect, ${AWAY_MESSAGES} messages to their chats, they resubscribe`);
+      console.log(
+        `Loss check: ${AWAY} subscribers disconnect, ${AWAY_MESSAGES} messages to their chats, they resubscribe`,
+      );
       console.table(
         targets.map((t, i) => ({
           target: t.name,
           ...Object.fromEntries(
             lat[0]![i]!.map((x, k) => [
               `round ${k + 1} delivered`,
-              x.away ? `${x.away.delivered}/${x.away.expected} (${x.away.complete}/${x.away.subscribers} subscribers complete)` : '-',
+              x.away
+                ? `${x.away.delivered}/${x.away.expected} (${x.away.complete}/${x.away.subscribers} subscribers complete)`
+                : '-',
             ]),
           ),
         })),
@@ -928,7 +1025,9 @@ async function main(): Promise<number> {
     }
 
     if (SECTIONS.has('3')) {
-      console.log(`\n3. Throughput: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${SENDERS} senders for ${SECONDS} s; ${ROUNDS} round(s), medians`);
+      console.log(
+        `\n3. Throughput: ${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${SENDERS} senders for ${SECONDS} s; ${ROUNDS} round(s), medians`,
+      );
       console.table(
         targets.map((t, i) => ({
           target: t.name,

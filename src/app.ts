@@ -19,7 +19,17 @@ export interface App {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export function buildApp({ config, redis, log, logForward }: { config: Config; redis: RedisClient; log: Logger; logForward?: LogForward }): App {
+export function buildApp({
+  config,
+  redis,
+  log,
+  logForward,
+}: {
+  config: Config;
+  redis: RedisClient;
+  log: Logger;
+  logForward?: LogForward;
+}): App {
   const services = createServices(redis, config, log);
   logForward?.attach(gatewayLogSink(services.logs));
   const yoga = createGatewayYoga({ config, services, log });

@@ -9,7 +9,12 @@ const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).m
 const list = z
   .string()
   .default('')
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 
@@ -215,7 +220,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
           }),
         }
-      : { kind: 'embedded', dataDir: path.resolve(e.DATA_DIR), serverBin: e.REDIS_SERVER_BIN, restartMs: e.EMBEDDED_RESTART_MS };
+      : {
+          kind: 'embedded',
+          dataDir: path.resolve(e.DATA_DIR),
+          serverBin: e.REDIS_SERVER_BIN,
+          restartMs: e.EMBEDDED_RESTART_MS,
+        };
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -226,7 +236,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlSeconds: e.SESSION_TTL,
     sessionCheckMs: e.SESSION_CHECK_MS,
     adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),
-    rateLimits: { signInFailures: e.SIGNIN_FAILURES_PER_MINUTE, signUps: e.SIGNUPS_PER_MINUTE, operations: e.RATE_LIMIT_PER_MINUTE },
+    rateLimits: {
+      signInFailures: e.SIGNIN_FAILURES_PER_MINUTE,
+      signUps: e.SIGNUPS_PER_MINUTE,
+      operations: e.RATE_LIMIT_PER_MINUTE,
+    },
     limits: {
       requestBytes: e.MAX_REQUEST_BYTES,
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
@@ -257,7 +271,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.TASK_MAX_ATTEMPTS,
       backoffMs: e.TASK_BACKOFF_MS,
     },
-    metrics: { enabled: e.METRICS === 'on', flushMs: e.METRICS_FLUSH_MS, cleanMs: e.COUNTER_CLEAN_MS, namesMax: e.METRICS_NAMES_MAX },
-    accessLogs: { processors: e.LOG_PROCESSORS, pollMs: e.LOG_POLL_MS, uploadMaxBytes: e.UPLOAD_MAX_BYTES, heldMaxBytes: e.LOGS_HELD_MAX_BYTES },
+    metrics: {
+      enabled: e.METRICS === 'on',
+      flushMs: e.METRICS_FLUSH_MS,
+      cleanMs: e.COUNTER_CLEAN_MS,
+      namesMax: e.METRICS_NAMES_MAX,
+    },
+    accessLogs: {
+      processors: e.LOG_PROCESSORS,
+      pollMs: e.LOG_POLL_MS,
+      uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+      heldMaxBytes: e.LOGS_HELD_MAX_BYTES,
+    },
   };
 }

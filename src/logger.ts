@@ -25,7 +25,8 @@ export class LogForward {
     if (!this.sink) return;
     try {
       const entry = JSON.parse(line) as { level?: number; msg?: string; telemetry?: boolean };
-      if (typeof entry.level === 'number' && typeof entry.msg === 'string' && !entry.telemetry) this.sink(entry.level, entry.msg);
+      if (typeof entry.level === 'number' && typeof entry.msg === 'string' && !entry.telemetry)
+        this.sink(entry.level, entry.msg);
     } catch {
       // not a JSON line: nothing to forward
     }
@@ -39,5 +40,11 @@ export function createLogger(level: string, forward?: LogForward): Logger {
     base: { pid: process.pid },
   };
   if (!forward || level === 'silent') return pino(options);
-  return pino(options, pino.multistream([{ level, stream: process.stdout }, { level: 'warn', stream: forward }]));
+  return pino(
+    options,
+    pino.multistream([
+      { level, stream: process.stdout },
+      { level: 'warn', stream: forward },
+    ]),
+  );
 }

@@ -3,7 +3,10 @@
  * `<name>: <what to do>` and exit 1; a long-running entry returns its stop, which SIGTERM or SIGINT runs once before
  * exit 0 (exit 1 if the stop fails); a short one exits 0 when it is done.
  */
-export function runProcess(name: string, main: () => Promise<((signal: NodeJS.Signals) => Promise<void>) | void>): void {
+export function runProcess(
+  name: string,
+  main: () => Promise<((signal: NodeJS.Signals) => Promise<void>) | void>,
+): void {
   main().then(
     (stop) => {
       if (!stop) return process.exit(0);

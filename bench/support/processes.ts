@@ -68,7 +68,8 @@ export function spawnGateway(name: string, env: Record<string, string>): Child {
   return start(name, process.execPath, ['--import', 'tsx', 'src/server.ts'], { ...LIMITS_OFF, ...env });
 }
 
-export const hasExited = (c: Child) => c.proc.exitCode !== null || c.proc.signalCode !== null || c.proc.pid === undefined;
+export const hasExited = (c: Child) =>
+  c.proc.exitCode !== null || c.proc.signalCode !== null || c.proc.pid === undefined;
 
 export function assertAllRunning(): void {
   const dead = children.find(hasExited);
@@ -76,7 +77,12 @@ export function assertAllRunning(): void {
 }
 
 /** Polls `probe` until it returns true; fails when a child dies or after `timeoutMs`. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000, intervalMs = 100): Promise<void> {
+export async function waitFor(
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     assertAllRunning();
@@ -146,7 +152,16 @@ export function redisPing(port: number): Promise<boolean> {
 export async function startRedis(): Promise<{ child: Child; port: number; url: string }> {
   const port = await freePort();
   progress(`starting redis-server on ${port}`);
-  const child = start('redis-server', 'redis-server', ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no']);
+  const child = start('redis-server', 'redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
   await waitFor('redis-server', () => redisPing(port));
   return { child, port, url: `redis://${HOST}:${port}` };
 }

@@ -17,7 +17,8 @@ const USAGE = 'usage: npm run admin -- grant NAME | revoke NAME | list';
 async function main(): Promise<void> {
   const [command, name, ...rest] = process.argv.slice(2);
   const needsName = command === 'grant' || command === 'revoke';
-  if (!(needsName || command === 'list') || (needsName ? !name || rest.length > 0 : name !== undefined)) throw new ConfigError(USAGE);
+  if (!(needsName || command === 'list') || (needsName ? !name || rest.length > 0 : name !== undefined))
+    throw new ConfigError(USAGE);
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');

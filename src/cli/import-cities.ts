@@ -32,14 +32,19 @@ function progressBar(): (p: ImportProgress) => void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { blocks: { type: 'string', multiple: true }, locations: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { blocks: { type: 'string', multiple: true }, locations: { type: 'string' } },
+  });
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const endpoint = await endpointOf(config.redis);
   const redis = createRedisClient(endpoint, log, 'import-cities');
   try {
     const started = performance.now();
-    const result = await new CityImport(redis, geoKeys(keyspace(config.keyPrefix)), progressBar()).run({ blocks: values.blocks ?? [], locations: values.locations });
+    const result = await new CityImport(redis, geoKeys(keyspace(config.keyPrefix)), progressBar()).run({
+      blocks: values.blocks ?? [],
+      locations: values.locations,
+    });
     const seconds = (performance.now() - started) / 1000;
     const rows = result.ranges4 + result.ranges6;
     process.stderr.write(

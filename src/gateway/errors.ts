@@ -41,7 +41,11 @@ export function maskError(error: unknown, message: string): Error {
   if (AppError.is(original)) return error; // already carries the AppError's extensions
   if (isGraphQLError(original)) return maskError(original, message);
   if (original) {
-    return createGraphQLError(message, { nodes: error.nodes, path: error.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    return createGraphQLError(message, {
+      nodes: error.nodes,
+      path: error.path,
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
   }
   // Raised by graphql-js or yoga about the request itself (syntax, variables, operation name, body size).
   if (!PUBLIC_CODES.has(String(error.extensions?.code))) markBadUserInput(error);
@@ -57,7 +61,10 @@ export function useBadRequestCode(): Plugin {
   return {
     onParse() {
       return ({ result, replaceParseResult }) => {
-        if (result instanceof RangeError) replaceParseResult(createGraphQLError('the document nests too deeply', { extensions: { code: 'BAD_USER_INPUT' } }));
+        if (result instanceof RangeError)
+          replaceParseResult(
+            createGraphQLError('the document nests too deeply', { extensions: { code: 'BAD_USER_INPUT' } }),
+          );
       };
     },
     onValidate() {

@@ -25,7 +25,16 @@ export function createHttpServer(yoga: GatewayYoga, limits: Config['limits'], lo
     const started = performance.now();
     res.setHeader('x-request-id', requestId);
     res.once('finish', () =>
-      log.info({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request'),
+      log.info(
+        {
+          requestId,
+          method: req.method,
+          url: req.url,
+          status: res.statusCode,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+        },
+        'request',
+      ),
     );
     void yoga(req, res, { req, res, requestId, log: log.child({ requestId }) });
   });

@@ -47,7 +47,10 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
         const s = sends.get(socket);
         if (!s || s.slow || s.pending === 0 || now - s.since < o.sendTimeoutMs) continue;
         s.slow = true;
-        o.log.warn({ pending: s.pending, buffered: socket.bufferedAmount }, 'websocket closed: the client reads too slowly');
+        o.log.warn(
+          { pending: s.pending, buffered: socket.bufferedAmount },
+          'websocket closed: the client reads too slowly',
+        );
         socket.close(CLOSE_SLOW_CONSUMER, 'Try again later: the client reads too slowly');
         setTimeout(() => socket.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
       }

@@ -5,7 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
-import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse as graphqlParse, validate as graphqlValidate } from 'graphql';
+import type {
+  DocumentNode,
+  ExecutionArgs,
+  GraphQLError,
+  GraphQLSchema,
+  parse as graphqlParse,
+  validate as graphqlValidate,
+} from 'graphql';
 import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
@@ -21,7 +28,9 @@ export const CLOSE_FORBIDDEN = 4403;
 
 type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string; confirmReceipt?: () => Promise<void> };
 type Params = Record<string, unknown> | undefined;
-type EnvelopedArgs = ExecutionArgs & { rootValue: { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown } };
+type EnvelopedArgs = ExecutionArgs & {
+  rootValue: { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
+};
 
 /**
  * Confirms receipt over a socket with numbered pings: a pong carrying n means the client has read every frame
@@ -49,7 +58,8 @@ export function serveWebSocket(
   { yoga, services, config, log }: { yoga: GatewayYoga; services: Services; config: Config; log: Logger },
 ): { dispose(): Promise<void> } {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
-  const connectionLog = (ctx: WsContext<Params, Extra>) => log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });
+  const connectionLog = (ctx: WsContext<Params, Extra>) =>
+    log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });
   const forbidden = (socket: WebSocket) => socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
 
   return serveGraphQLOverWebSocket<Params, Extra>(
@@ -69,7 +79,10 @@ export function serveWebSocket(
           return false; // closes the socket with 4403 Forbidden
         }
         const { socket } = ctx.extra;
-        socket.once('close', services.sessions.watch(token!, () => forbidden(socket)));
+        socket.once(
+          'close',
+          services.sessions.watch(token!, () => forbidden(socket)),
+        );
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {

@@ -58,7 +58,9 @@ export function createRedisClient(endpoint: RedisEndpoint, log: Logger, name = '
  */
 export function createSubscriber(client: RedisClient, log: Logger, name = 'doorbells'): RedisClient {
   const subscriber =
-    client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate({ connectionName: name });
+    client instanceof Cluster
+      ? client.duplicate(undefined, { shardedSubscribers: true })
+      : client.duplicate({ connectionName: name });
   observe(subscriber, log, name);
   return subscriber;
 }

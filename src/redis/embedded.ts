@@ -118,7 +118,12 @@ async function runningEmbeddedRedis(dataDir: string): Promise<string> {
 
 async function stopLeftover(dataDir: string, log: Logger): Promise<void> {
   const ownerPid = readPid(path.join(dataDir, 'gateway.pid'));
-  if (ownerPid !== undefined && ownerPid !== process.pid && isAlive(ownerPid) && /node|tsx/.test(commandLine(ownerPid) ?? 'node')) {
+  if (
+    ownerPid !== undefined &&
+    ownerPid !== process.pid &&
+    isAlive(ownerPid) &&
+    /node|tsx/.test(commandLine(ownerPid) ?? 'node')
+  ) {
     throw new ConfigError(
       `DATA_DIR ${dataDir} is in use by the gateway with pid ${ownerPid}; stop it, choose another DATA_DIR, or share one Redis through REDIS_URL`,
     );
@@ -162,16 +167,26 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
 
   const socketPath = socketPathFor(dataDir);
   const args = [
-    '--port', '0',
-    '--unixsocket', socketPath,
-    '--unixsocketperm', '700',
-    '--dir', dataDir,
-    '--pidfile', path.join(dataDir, 'redis.pid'),
-    '--logfile', path.join(dataDir, 'redis.log'),
-    '--daemonize', 'no',
-    '--appendonly', 'yes',
-    '--appendfsync', 'everysec',
-    '--save', '900 1 300 10 60 10000',
+    '--port',
+    '0',
+    '--unixsocket',
+    socketPath,
+    '--unixsocketperm',
+    '700',
+    '--dir',
+    dataDir,
+    '--pidfile',
+    path.join(dataDir, 'redis.pid'),
+    '--logfile',
+    path.join(dataDir, 'redis.log'),
+    '--daemonize',
+    'no',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--save',
+    '900 1 300 10 60 10000',
   ];
   let stopping = false;
   let current: { child: ChildProcess; exited: Promise<void>; done: () => boolean };
@@ -191,7 +206,9 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
       if (exited) throw new Error(`redis-server exited during start; see ${path.join(dataDir, 'redis.log')}`);
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`redis-server did not open ${socketPath} within ${START_MS / 1000} s; see ${path.join(dataDir, 'redis.log')}`);
+        throw new Error(
+          `redis-server did not open ${socketPath} within ${START_MS / 1000} s; see ${path.join(dataDir, 'redis.log')}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -204,7 +221,10 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
   /** The server died on its own: start it again with backoff, or give up after `restartMs`. */
   async function restart(dead: ChildProcess): Promise<void> {
     const crashed = Date.now();
-    log.error({ redisPid: dead.pid, code: dead.exitCode, signal: dead.signalCode }, 'embedded redis-server died; restarting it');
+    log.error(
+      { redisPid: dead.pid, code: dead.exitCode, signal: dead.signalCode },
+      'embedded redis-server died; restarting it',
+    );
     for (let attempt = 1; !stopping; attempt++) {
       const left = opts.restartMs - (Date.now() - crashed);
       if (left <= 0) break;
@@ -218,7 +238,10 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
         log.error({ err, attempt }, 'embedded redis-server restart failed');
       }
     }
-    if (!stopping) opts.onGiveUp(`the embedded redis-server could not be restarted within ${opts.restartMs} ms; see ${path.join(dataDir, 'redis.log')}`);
+    if (!stopping)
+      opts.onGiveUp(
+        `the embedded redis-server could not be restarted within ${opts.restartMs} ms; see ${path.join(dataDir, 'redis.log')}`,
+      );
   }
 
   await spawnServer();

@@ -6,7 +6,11 @@ import { requireAdmin, requireViewer } from './auth.js';
 export const uploadAccessLog = async (_root: unknown, args: { file: File }, ctx: Context): Promise<LogUpload> =>
   ctx.services.accessLogs.upload((await requireAdmin(ctx)).username, args.file);
 
-export const dailyVisits = (_root: unknown, args: { day: string; level?: GeoLevel | null; first?: number | null }, ctx: Context) => {
+export const dailyVisits = (
+  _root: unknown,
+  args: { day: string; level?: GeoLevel | null; first?: number | null },
+  ctx: Context,
+) => {
   requireViewer(ctx);
   return ctx.services.accessLogs.dailyVisits(args.day, args.level ?? 'COUNTRY', args.first ?? 50);
 };

@@ -23,13 +23,21 @@ export async function chatState(chat: ChatRef, ctx: Context): Promise<ChatState 
   return state as ChatState & { readUpTo: number };
 }
 
-export const members = async (chat: ChatRef, args: Args<{ prefix: string; first: number }>, ctx: Context): Promise<User[]> => {
+export const members = async (
+  chat: ChatRef,
+  args: Args<{ prefix: string; first: number }>,
+  ctx: Context,
+): Promise<User[]> => {
   await chatState(chat, ctx);
   const names = await ctx.loaders.chatMembers.load([chat.id, args.prefix ?? '', args.first ?? 50]);
   return names.map((username) => ({ username }));
 };
 
-export const messages = async (chat: ChatRef, args: Args<{ after: number; first: number }>, ctx: Context): Promise<Message[]> =>
+export const messages = async (
+  chat: ChatRef,
+  args: Args<{ after: number; first: number }>,
+  ctx: Context,
+): Promise<Message[]> =>
   (await ctx.services.chats.read(chat.id, requireViewer(ctx).username, args.after ?? 0, args.first ?? 50)).messages;
 
 // --- Queries -------------------------------------------------------------------------------------------------
@@ -52,8 +60,11 @@ export const chat = async (_root: unknown, args: { id: string }, ctx: Context): 
   return { id };
 };
 
-export const contacts = (_root: unknown, args: Args<{ prefix: string; first: number }>, ctx: Context): Promise<string[]> =>
-  ctx.services.contacts.list(requireViewer(ctx).username, args.prefix ?? '', args.first ?? 10);
+export const contacts = (
+  _root: unknown,
+  args: Args<{ prefix: string; first: number }>,
+  ctx: Context,
+): Promise<string[]> => ctx.services.contacts.list(requireViewer(ctx).username, args.prefix ?? '', args.first ?? 10);
 
 export const notifications = (_root: unknown, args: Args<{ first: number }>, ctx: Context): Promise<Notification[]> =>
   ctx.services.notifications.list(requireViewer(ctx).username, 0, args.first ?? 50);
@@ -72,16 +83,29 @@ export const createChat = async (
   args: { members: string[] } & Args<{ message: string; isPublic: boolean }>,
   ctx: Context,
 ): Promise<ChatRef> => ({
-  id: await ctx.services.chats.createChat(requireViewer(ctx).username, args.members, args.message ?? null, args.isPublic ?? false),
+  id: await ctx.services.chats.createChat(
+    requireViewer(ctx).username,
+    args.members,
+    args.message ?? null,
+    args.isPublic ?? false,
+  ),
 });
 
-export const addChatMember = async (_root: unknown, args: { chatId: string; username: string }, ctx: Context): Promise<ChatRef> => {
+export const addChatMember = async (
+  _root: unknown,
+  args: { chatId: string; username: string },
+  ctx: Context,
+): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
   await ctx.services.chats.addChatMember(id, requireViewer(ctx).username, args.username);
   return changed(ctx, id);
 };
 
-export const removeChatMember = async (_root: unknown, args: { chatId: string; username: string }, ctx: Context): Promise<boolean> => {
+export const removeChatMember = async (
+  _root: unknown,
+  args: { chatId: string; username: string },
+  ctx: Context,
+): Promise<boolean> => {
   await ctx.services.chats.removeChatMember(parseChatId(args.chatId), requireViewer(ctx).username, args.username);
   return true;
 };
@@ -100,7 +124,11 @@ export const leaveChat = async (_root: unknown, args: { chatId: string }, ctx: C
 export const sendMessage = (_root: unknown, args: { chatId: string; text: string }, ctx: Context): Promise<Message> =>
   ctx.services.chats.sendMessage(parseChatId(args.chatId), requireViewer(ctx).username, args.text);
 
-export const markRead = async (_root: unknown, args: { chatId: string; upTo: number }, ctx: Context): Promise<ChatRef> => {
+export const markRead = async (
+  _root: unknown,
+  args: { chatId: string; upTo: number },
+  ctx: Context,
+): Promise<ChatRef> => {
   const id = parseChatId(args.chatId);
   await ctx.services.chats.markRead(id, requireViewer(ctx).username, args.upTo);
   return changed(ctx, id);
@@ -131,5 +159,8 @@ export const feedItem = <T>(event: T | AppError): T => {
   return event;
 };
 
-export const subscribeNotifications = (_root: unknown, _args: unknown, ctx: Context): AsyncIterable<Notification | AppError> =>
-  ctx.services.feeds.notificationAdded(requireViewer(ctx).username);
+export const subscribeNotifications = (
+  _root: unknown,
+  _args: unknown,
+  ctx: Context,
+): AsyncIterable<Notification | AppError> => ctx.services.feeds.notificationAdded(requireViewer(ctx).username);

@@ -9,7 +9,11 @@ export const setMaintenance = async (_root: unknown, args: { enabled: boolean },
   return ctx.services.ops.setMaintenance(args.enabled);
 };
 
-export const config = async (_root: unknown, args: { type: string; component: string }, ctx: Context): Promise<unknown> => {
+export const config = async (
+  _root: unknown,
+  args: { type: string; component: string },
+  ctx: Context,
+): Promise<unknown> => {
   await requireAdmin(ctx);
   return ctx.services.ops.config(args.type, args.component);
 };

@@ -13,7 +13,8 @@ const LOG_MAX = 100;
 
 /** Names of counters, statistics and logs: what the gateway writes (operation names, `gateway`) fits this. */
 function checkName(argument: string, value: string): string {
-  if (!/^[^{}\s]{1,200}$/.test(value)) throw badInput(argument, 'must be 1 to 200 characters, without spaces or braces');
+  if (!/^[^{}\s]{1,200}$/.test(value))
+    throw badInput(argument, 'must be 1 to 200 characters, without spaces or braces');
   return value;
 }
 
@@ -22,7 +23,11 @@ export const counters = (_root: unknown, _args: unknown, ctx: Context): Promise<
   return ctx.services.counters.list();
 };
 
-export const counter = (_root: unknown, args: { name: string; precision: number }, ctx: Context): Promise<CounterSample[]> => {
+export const counter = (
+  _root: unknown,
+  args: { name: string; precision: number },
+  ctx: Context,
+): Promise<CounterSample[]> => {
   requireViewer(ctx);
   return ctx.services.counters.samples(checkName('name', args.name), args.precision);
 };
@@ -36,17 +41,28 @@ export const slowestOperations = async (_root: unknown, args: { first?: number |
   requireViewer(ctx);
   const first = args.first ?? 10;
   checkPage('first', first, RANKED_MAX);
-  return (await ctx.services.stats.slowest(ACCESS_TIME, first)).map(({ context, average }) => ({ name: context, averageSeconds: average }));
+  return (await ctx.services.stats.slowest(ACCESS_TIME, first)).map(({ context, average }) => ({
+    name: context,
+    averageSeconds: average,
+  }));
 };
 
-export const recentLogs = async (_root: unknown, args: { name: string; severity?: Severity | null; first?: number | null }, ctx: Context): Promise<string[]> => {
+export const recentLogs = async (
+  _root: unknown,
+  args: { name: string; severity?: Severity | null; first?: number | null },
+  ctx: Context,
+): Promise<string[]> => {
   await requireAdmin(ctx);
   const first = args.first ?? 100;
   checkPage('first', first, LOG_MAX);
   return ctx.services.logs.recent(checkName('name', args.name), args.severity ?? 'INFO', first);
 };
 
-export const commonLogs = async (_root: unknown, args: { name: string; severity?: Severity | null; first?: number | null }, ctx: Context) => {
+export const commonLogs = async (
+  _root: unknown,
+  args: { name: string; severity?: Severity | null; first?: number | null },
+  ctx: Context,
+) => {
   await requireAdmin(ctx);
   const first = args.first ?? 20;
   checkPage('first', first, LOG_MAX);

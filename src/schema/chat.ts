@@ -4,7 +4,8 @@ import type { Notification } from '../services/chat/notifications.js';
 import { builder } from './builder.js';
 import { UserType } from './users.js';
 
-const state = <K extends keyof Awaited<ReturnType<typeof resolvers.chatState>>>(key: K) =>
+const state =
+  <K extends keyof Awaited<ReturnType<typeof resolvers.chatState>>>(key: K) =>
   async (chat: resolvers.ChatRef, _args: unknown, ctx: Parameters<typeof resolvers.chatState>[1]) =>
     (await resolvers.chatState(chat, ctx))[key];
 
@@ -20,8 +21,14 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
       resolve: resolvers.members,
     }),
     memberCount: t.int({ resolve: state('memberCount') }),
-    lastMessageId: t.int({ description: 'The highest message id ever sent in this chat; 0 when none.', resolve: state('lastMessageId') }),
-    readUpTo: t.int({ description: "The viewer's read position: the last message id they marked read.", resolve: state('readUpTo') }),
+    lastMessageId: t.int({
+      description: 'The highest message id ever sent in this chat; 0 when none.',
+      resolve: state('lastMessageId'),
+    }),
+    readUpTo: t.int({
+      description: "The viewer's read position: the last message id they marked read.",
+      resolve: state('readUpTo'),
+    }),
     unreadCount: t.int({
       description: 'Messages above the read position.',
       resolve: async (chat, _args, ctx) => {
@@ -30,7 +37,11 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
       },
     }),
     createdAt: t.field({ type: 'DateTime', resolve: state('createdAt') }),
-    lastActivityAt: t.field({ type: 'DateTime', description: 'When the last message was sent (or the chat created).', resolve: state('lastActivityAt') }),
+    lastActivityAt: t.field({
+      type: 'DateTime',
+      description: 'When the last message was sent (or the chat created).',
+      resolve: state('lastActivityAt'),
+    }),
     messages: t.field({
       type: [MessageType],
       description: 'Retained messages with an id above `after`, ascending; `first` at most 500.',
@@ -52,18 +63,27 @@ export const MessageType = builder.objectRef<Message>('Message').implement({
 });
 
 const NotificationType = builder.objectRef<Notification>('Notification').implement({
-  description: "An entry of the viewer's mailbox: kind `added`, `removed` (chat membership) or `gap` (unread messages dropped).",
+  description:
+    "An entry of the viewer's mailbox: kind `added`, `removed` (chat membership) or `gap` (unread messages dropped).",
   fields: (t) => ({
     id: t.exposeInt('id'),
     kind: t.exposeString('kind'),
     text: t.exposeString('text'),
-    data: t.expose('data', { type: 'JSON', nullable: true, description: 'Details, such as { chatId, from, to } for a gap.' }),
+    data: t.expose('data', {
+      type: 'JSON',
+      nullable: true,
+      description: 'Details, such as { chatId, from, to } for a gap.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
 
 builder.queryFields((t) => ({
-  chats: t.field({ type: [ChatType], description: "The viewer's chats, most recent activity first.", resolve: resolvers.chats }),
+  chats: t.field({
+    type: [ChatType],
+    description: "The viewer's chats, most recent activity first.",
+    resolve: resolvers.chats,
+  }),
   chat: t.field({
     type: ChatType,
     nullable: true,
@@ -73,7 +93,8 @@ builder.queryFields((t) => ({
   }),
   contacts: t.field({
     type: ['String'],
-    description: "The viewer's recent contacts, newest first, filtered by `prefix` (case-insensitive); `first` at most 100.",
+    description:
+      "The viewer's recent contacts, newest first, filtered by `prefix` (case-insensitive); `first` at most 100.",
     args: { prefix: t.arg.string({ defaultValue: '' }), first: t.arg.int({ defaultValue: 10 }) },
     resolve: resolvers.contacts,
   }),
@@ -112,7 +133,7 @@ builder.mutationFields((t) => ({
   }),
   joinChat: t.field({
     type: ChatType,
-    description: "Joins a public chat at its last message.",
+    description: 'Joins a public chat at its last message.',
     args: { chatId: chatId(t) },
     resolve: resolvers.joinChat,
   }),
@@ -124,7 +145,8 @@ builder.mutationFields((t) => ({
   }),
   sendMessage: t.field({
     type: MessageType,
-    description: 'Sends a message (1 to MAX_MESSAGE_LENGTH characters, not only spaces). It does not move the sender\'s read position.',
+    description:
+      "Sends a message (1 to MAX_MESSAGE_LENGTH characters, not only spaces). It does not move the sender's read position.",
     args: { chatId: chatId(t), text: t.arg.string({ required: true }) },
     resolve: resolvers.sendMessage,
   }),
@@ -152,7 +174,7 @@ builder.subscriptionFields((t) => ({
   messageAdded: t.field({
     type: MessageType,
     description:
-      'Messages of one chat, or of all the viewer\'s chats, from the read position on, then as they are sent: per chat in id order, ' +
+      "Messages of one chat, or of all the viewer's chats, from the read position on, then as they are sent: per chat in id order, " +
       'never twice in one subscription. With `markRead`, each delivered batch is marked read once the client has received it ' +
       '(over WebSocket, confirmed by a ping answered with a pong; over SSE, once written). A subscription of one chat ends with ' +
       'FORBIDDEN when the viewer leaves or is removed.',

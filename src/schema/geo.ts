@@ -8,7 +8,9 @@ const CityType = builder.objectRef<City>('City').implement({
     id: t.exposeID('id'),
     city: t.exposeString('city', { nullable: true }),
     region: t.exposeString('region', { nullable: true }),
-    country: t.exposeString('country', { description: 'ISO country code (or continent code where the data has no country).' }),
+    country: t.exposeString('country', {
+      description: 'ISO country code (or continent code where the data has no country).',
+    }),
     latitude: t.exposeFloat('latitude', { nullable: true }),
     longitude: t.exposeFloat('longitude', { nullable: true }),
   }),
@@ -25,7 +27,8 @@ builder.queryFields((t) => ({
   citiesByIp: t.field({
     type: [CityType],
     nullable: { list: false, items: true },
-    description: 'The city of each address, in the same order (null where none); at most 1000, looked up in one round trip.',
+    description:
+      'The city of each address, in the same order (null where none); at most 1000, looked up in one round trip.',
     args: { ips: t.arg.stringList({ required: true }) },
     resolve: resolvers.citiesByIp,
   }),

@@ -2,7 +2,11 @@ import * as resolvers from '../resolvers/ops.js';
 import { builder } from './builder.js';
 
 builder.queryFields((t) => ({
-  maintenance: t.field({ type: 'Boolean', description: 'Whether maintenance mode is on (mutations paused).', resolve: resolvers.maintenance }),
+  maintenance: t.field({
+    type: 'Boolean',
+    description: 'Whether maintenance mode is on (mutations paused).',
+    resolve: resolvers.maintenance,
+  }),
   config: t.field({
     type: 'JSON',
     nullable: true,

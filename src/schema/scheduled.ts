@@ -40,7 +40,8 @@ const QueueStatusType = builder.objectRef<QueueStatus>('QueueStatus').implement(
 builder.queryFields((t) => ({
   scheduledMessages: t.field({
     type: [ScheduledMessageType],
-    description: "The viewer's own scheduled messages in a chat: pending ones and the 20 most recently finished (kept 7 days), by sendAt.",
+    description:
+      "The viewer's own scheduled messages in a chat: pending ones and the 20 most recently finished (kept 7 days), by sendAt.",
     args: { chatId: t.arg.id({ required: true }) },
     resolve: resolvers.scheduledMessages,
   }),
@@ -50,13 +51,19 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   scheduleMessage: t.field({
     type: ScheduledMessageType,
-    description: 'A member schedules a message (as sendMessage) for `sendAt`: in the past means now, at most 366 days ahead; at most 100 pending per chat.',
-    args: { chatId: t.arg.id({ required: true }), text: t.arg.string({ required: true }), sendAt: t.arg({ type: 'DateTime', required: true }) },
+    description:
+      'A member schedules a message (as sendMessage) for `sendAt`: in the past means now, at most 366 days ahead; at most 100 pending per chat.',
+    args: {
+      chatId: t.arg.id({ required: true }),
+      text: t.arg.string({ required: true }),
+      sendAt: t.arg({ type: 'DateTime', required: true }),
+    },
     resolve: resolvers.scheduleMessage,
   }),
   cancelScheduledMessage: t.field({
     type: 'Boolean',
-    description: 'Cancels one of the viewer\'s scheduled messages; false once it is being sent or was sent (or failed, or was cancelled).',
+    description:
+      "Cancels one of the viewer's scheduled messages; false once it is being sent or was sent (or failed, or was cancelled).",
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.cancelScheduledMessage,
   }),

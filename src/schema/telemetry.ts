@@ -42,14 +42,16 @@ builder.queryFields((t) => ({
   }),
   counter: t.field({
     type: [CounterSampleType],
-    description: 'A counter at `precision` seconds (1, 5, 60, 300, 3600, 18000 or 86400), oldest first; the newest 120 samples are kept.',
+    description:
+      'A counter at `precision` seconds (1, 5, 60, 300, 3600, 18000 or 86400), oldest first; the newest 120 samples are kept.',
     args: { name: t.arg.string({ required: true }), precision: t.arg.int({ required: true }) },
     resolve: resolvers.counter,
   }),
   stats: t.field({
     type: StatsType,
     nullable: true,
-    description: 'This hour\'s statistic of `type` in `context`, such as context: <operation name>, type: "AccessTime" (seconds).',
+    description:
+      'This hour\'s statistic of `type` in `context`, such as context: <operation name>, type: "AccessTime" (seconds).',
     args: { context: t.arg.string({ required: true }), type: t.arg.string({ required: true }) },
     resolve: resolvers.stats,
   }),
@@ -61,14 +63,23 @@ builder.queryFields((t) => ({
   }),
   recentLogs: t.field({
     type: ['String'],
-    description: 'Admin: the newest lines of a log (the gateway\'s own: name "gateway", severity WARNING, ERROR or CRITICAL), newest first.',
-    args: { name: t.arg.string({ required: true }), severity: t.arg({ type: LogSeverityType, defaultValue: 'INFO' }), first: t.arg.int({ defaultValue: 100 }) },
+    description:
+      'Admin: the newest lines of a log (the gateway\'s own: name "gateway", severity WARNING, ERROR or CRITICAL), newest first.',
+    args: {
+      name: t.arg.string({ required: true }),
+      severity: t.arg({ type: LogSeverityType, defaultValue: 'INFO' }),
+      first: t.arg.int({ defaultValue: 100 }),
+    },
     resolve: resolvers.recentLogs,
   }),
   commonLogs: t.field({
     type: [CommonLogType],
     description: "Admin: a log's most frequent messages this hour, most frequent first.",
-    args: { name: t.arg.string({ required: true }), severity: t.arg({ type: LogSeverityType, defaultValue: 'INFO' }), first: t.arg.int({ defaultValue: 20 }) },
+    args: {
+      name: t.arg.string({ required: true }),
+      severity: t.arg({ type: LogSeverityType, defaultValue: 'INFO' }),
+      first: t.arg.int({ defaultValue: 20 }),
+    },
     resolve: resolvers.commonLogs,
   }),
 }));

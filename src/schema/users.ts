@@ -17,16 +17,24 @@ export const UserType = builder.objectRef<User>('User').implement({
 
 const AuthPayload = builder.objectRef<Authenticated>('AuthPayload').implement({
   fields: (t) => ({
-    token: t.exposeString('token', { description: 'Send as `Authorization: Bearer <token>`; expires after SESSION_TTL idle.' }),
+    token: t.exposeString('token', {
+      description: 'Send as `Authorization: Bearer <token>`; expires after SESSION_TTL idle.',
+    }),
     user: t.field({ type: UserType, resolve: (p) => p.user }),
   }),
 });
 
 builder.queryFields((t) => ({
-  me: t.field({ type: UserType, nullable: true, description: 'The signed-in user; null when not signed in.', resolve: resolvers.me }),
+  me: t.field({
+    type: UserType,
+    nullable: true,
+    description: 'The signed-in user; null when not signed in.',
+    resolve: resolvers.me,
+  }),
   users: t.field({
     type: [UserType],
-    description: 'Directory autocomplete: users whose name starts with `prefix` (case-insensitive), sorted by username; `first` at most 100.',
+    description:
+      'Directory autocomplete: users whose name starts with `prefix` (case-insensitive), sorted by username; `first` at most 100.',
     args: { prefix: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: 10 }) },
     resolve: resolvers.users,
   }),
@@ -40,7 +48,8 @@ const credentials = (t: Parameters<Parameters<typeof builder.mutationFields>[0]>
 builder.mutationFields((t) => ({
   signUp: t.field({
     type: AuthPayload,
-    description: 'Creates a user (username 3-32 of [a-z0-9_.-], case-insensitive; password 8-128 characters) and signs in.',
+    description:
+      'Creates a user (username 3-32 of [a-z0-9_.-], case-insensitive; password 8-128 characters) and signs in.',
     args: credentials(t),
     resolve: resolvers.signUp,
   }),

@@ -27,7 +27,9 @@ class Composer<S extends object, L extends object> {
     private readonly domains: readonly Domain<unknown, unknown>[],
   ) {}
 
-  add<S2 extends object, L2 extends object = object>(factory: (base: Base, services: S) => Domain<S2, L2>): Composer<S & S2, L & L2> {
+  add<S2 extends object, L2 extends object = object>(
+    factory: (base: Base, services: S) => Domain<S2, L2>,
+  ): Composer<S & S2, L & L2> {
     const domain = factory(this.base, this.services);
     return new Composer<S & S2, L & L2>(this.base, { ...this.services, ...domain.services }, [...this.domains, domain]);
   }

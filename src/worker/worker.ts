@@ -46,7 +46,9 @@ export class Worker {
   /** Acknowledgements and returns that failed (Redis away); retried on every heartbeat, and at stop. */
   private unsettled: (() => Promise<unknown>)[] = [];
   private readonly stopping = new AbortController();
-  private readonly stopRequested = new Promise<void>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
+  private readonly stopRequested = new Promise<void>((resolve) =>
+    this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
   private readonly abortTasks = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped: Promise<void> | undefined;
@@ -82,7 +84,12 @@ export class Worker {
     void this.beat();
     this.heartbeat = setInterval(() => void this.beat(), this.options.heartbeatMs);
     this.log.info(
-      { worker: this.id, queues: [...this.handlers.keys()], jobs: this.jobs.map((j) => j.name), concurrency: this.options.concurrency },
+      {
+        worker: this.id,
+        queues: [...this.handlers.keys()],
+        jobs: this.jobs.map((j) => j.name),
+        concurrency: this.options.concurrency,
+      },
       'worker started',
     );
   }
@@ -104,9 +111,13 @@ export class Worker {
     for (const queue of this.handlers.keys()) {
       try {
         const returned = await this.queues.requeue(queue, this.id, -1);
-        if (returned !== 'alive' && returned > 0) this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
+        if (returned !== 'alive' && returned > 0)
+          this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
       } catch (err) {
-        this.log.warn({ worker: this.id, queue, err: String(err) }, 'could not return unfinished tasks; they go back once this worker counts as dead');
+        this.log.warn(
+          { worker: this.id, queue, err: String(err) },
+          'could not return unfinished tasks; they go back once this worker counts as dead',
+        );
       }
     }
     await Promise.all(this.blocking.map(closeRedisClient));
@@ -147,16 +158,22 @@ export class Worker {
 
   private async run(queue: string, handler: TaskHandler | undefined, task: Task): Promise<void> {
     if (!handler) {
-      await this.settle(() => this.queues.fail(queue, this.id, task, `no handler for task "${task.name}" on queue "${queue}"`));
+      await this.settle(() =>
+        this.queues.fail(queue, this.id, task, `no handler for task "${task.name}" on queue "${queue}"`),
+      );
       return;
     }
     const limit = handler.concurrency;
     const semaphore = `task:${task.name}`;
     const holder = `${this.id}:${task.id}`;
     if (limit !== undefined) {
-      const admitted = await this.semaphores.acquire(semaphore, limit, this.options.timeoutMs, holder).catch(() => null);
+      const admitted = await this.semaphores
+        .acquire(semaphore, limit, this.options.timeoutMs, holder)
+        .catch(() => null);
       if (!admitted) {
-        await this.settle(() => this.queues.defer(queue, this.id, task, Math.round(LIMIT_RETRY_MS * (0.5 + Math.random()))));
+        await this.settle(() =>
+          this.queues.defer(queue, this.id, task, Math.round(LIMIT_RETRY_MS * (0.5 + Math.random()))),
+        );
         return;
       }
     }
@@ -164,19 +181,26 @@ export class Worker {
       limit === undefined
         ? undefined
         : setInterval(() => {
-            this.semaphores.refresh(semaphore, holder, this.options.timeoutMs).catch((err: unknown) => this.log.warn({ task: task.id, err: String(err) }, 'semaphore refresh failed'));
+            this.semaphores
+              .refresh(semaphore, holder, this.options.timeoutMs)
+              .catch((err: unknown) => this.log.warn({ task: task.id, err: String(err) }, 'semaphore refresh failed'));
           }, this.options.timeoutMs / 3);
     let failure: string | undefined;
     try {
       await handler.run(task.args, { taskId: task.id, attempt: task.attempts + 1, signal: this.abortTasks.signal });
     } catch (err) {
       failure = err instanceof Error ? err.message : String(err);
-      this.log.warn({ worker: this.id, queue, task: task.id, name: task.name, attempt: task.attempts + 1, err: failure }, 'task failed');
+      this.log.warn(
+        { worker: this.id, queue, task: task.id, name: task.name, attempt: task.attempts + 1, err: failure },
+        'task failed',
+      );
     } finally {
       clearInterval(refresh);
       if (limit !== undefined) await this.semaphores.release(semaphore, holder).catch(() => false); // else it times out
     }
-    await this.settle(() => (failure === undefined ? this.queues.ack(queue, this.id, task) : this.queues.fail(queue, this.id, task, failure)));
+    await this.settle(() =>
+      failure === undefined ? this.queues.ack(queue, this.id, task) : this.queues.fail(queue, this.id, task, failure),
+    );
   }
 
   private async promote(queue: string): Promise<void> {
@@ -200,7 +224,9 @@ export class Worker {
       await this.pause(job.everyMs);
       if (this.stopping.signal.aborted) return;
       try {
-        await this.locks.withLock(`job:${job.name}`, { leaseMs: JOB_LEASE_MS }, (signal) => job.run(AbortSignal.any([signal, this.abortTasks.signal])));
+        await this.locks.withLock(`job:${job.name}`, { leaseMs: JOB_LEASE_MS }, (signal) =>
+          job.run(AbortSignal.any([signal, this.abortTasks.signal])),
+        );
       } catch (err) {
         if (AppError.is(err) && err.code === 'BUSY') continue; // another worker has it
         this.log.warn({ worker: this.id, job: job.name, err: String(err) }, 'periodic job failed');
@@ -215,7 +241,11 @@ export class Worker {
         const dead = await this.queues.heartbeat(queue, this.id, this.options.timeoutMs);
         for (const worker of dead) {
           const returned = await this.queues.requeue(queue, worker, this.options.timeoutMs);
-          if (returned !== 'alive') this.log.warn({ worker: this.id, queue, dead: worker, returned }, 'returned the tasks of a worker that stopped heartbeating');
+          if (returned !== 'alive')
+            this.log.warn(
+              { worker: this.id, queue, dead: worker, returned },
+              'returned the tasks of a worker that stopped heartbeating',
+            );
         }
       } catch (err) {
         this.log.warn({ worker: this.id, queue, err: String(err) }, 'heartbeat failed');

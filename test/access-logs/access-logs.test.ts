@@ -27,12 +27,27 @@ async function upload(app: TestApp, token: string, name: string, body: Buffer) {
   form.append('operations', JSON.stringify({ query: UPLOAD, variables: { f: null } }));
   form.append('map', JSON.stringify({ 0: ['variables.f'] }));
   form.append('0', new Blob([new Uint8Array(body)]), name);
-  const res = await fetch(app.url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'graphql-require-preflight': '1' }, body: form });
-  return { status: res.status, ...((await res.json()) as { data?: { uploadAccessLog: { id: string; bytes: number; status: string } } | null; errors?: { extensions?: { code?: string } }[] }) };
+  const res = await fetch(app.url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'graphql-require-preflight': '1' },
+    body: form,
+  });
+  return {
+    status: res.status,
+    ...((await res.json()) as {
+      data?: { uploadAccessLog: { id: string; bytes: number; status: string } } | null;
+      errors?: { extensions?: { code?: string } }[];
+    }),
+  };
 }
 
 beforeAll(async () => {
-  t = await startTestApp({ LOG_PROCESSORS: '3', LOG_POLL_MS: '50', UPLOAD_MAX_BYTES: '4000000', LOGS_HELD_MAX_BYTES: '8000000' });
+  t = await startTestApp({
+    LOG_PROCESSORS: '3',
+    LOG_POLL_MS: '50',
+    UPLOAD_MAX_BYTES: '4000000',
+    LOGS_HELD_MAX_BYTES: '8000000',
+  });
   worker = startWorker(t.redis, t.app.services, t.config, createLogger('silent'));
   admin = (await t.signUp('admin')).token;
   // City data with regions and cities (the ip-location-db city layout), a gap, and IPv6.
@@ -57,7 +72,9 @@ afterAll(async () => {
 });
 
 /** What a visit counts for, by the rules API.md's dailyVisits documents, from the lookups of citiesByIp. */
-function places(city: { country: string; region: string | null; city: string | null } | null): Record<string, string | null> {
+function places(
+  city: { country: string; region: string | null; city: string | null } | null,
+): Record<string, string | null> {
   const country = city?.country ?? 'unknown';
   return {
     COUNTRY: country,
@@ -68,20 +85,32 @@ function places(city: { country: string; region: string | null; city: string | n
 
 describe('access-log analytics', () => {
   it('counts 100,000 gzip lines with 3 processors exactly as computed directly; a second upload of the day doubles them', async () => {
-    const ips = ['10.0.0.7', '10.0.0.200', '10.0.1.9', '10.0.2.5' /* gap */, '10.0.3.3', '2001:db8::42', '192.0.2.1' /* none */];
+    const ips = [
+      '10.0.0.7',
+      '10.0.0.200',
+      '10.0.1.9',
+      '10.0.2.5' /* gap */,
+      '10.0.3.3',
+      '2001:db8::42',
+      '192.0.2.1' /* none */,
+    ];
     const days = ['2026-11-20', '2026-11-21'];
     const lines: string[] = [];
-    for (let i = 0; i < 100_000; i++) lines.push(`${ips[(i * 7) % ips.length]} ${days[i % 2]} 12:${String(i % 60).padStart(2, '0')}:00 view`);
-    const malformed = ['garbage', '10.0.0.1 2026-13-45 00:00:00 view', 'not-an-ip 2026-11-20 00:00:00 view', '10.0.0.1 2026-11-20'];
+    for (let i = 0; i < 100_000; i++)
+      lines.push(`${ips[(i * 7) % ips.length]} ${days[i % 2]} 12:${String(i % 60).padStart(2, '0')}:00 view`);
+    const malformed = [
+      'garbage',
+      '10.0.0.1 2026-13-45 00:00:00 view',
+      'not-an-ip 2026-11-20 00:00:00 view',
+      '10.0.0.1 2026-11-20',
+    ];
     for (const [i, m] of malformed.entries()) lines.splice(1000 * (i + 1), 0, m);
     const file = gzipSync(Buffer.from(`${lines.join('\n')}\n`));
 
     // Expected, line by line, with citiesByIp for the places.
-    const lookup = await t.gql<{ citiesByIp: ({ country: string; region: string | null; city: string | null } | null)[] }>(
-      'query($ips: [String!]!) { citiesByIp(ips: $ips) { country region city } }',
-      { ips },
-      admin,
-    );
+    const lookup = await t.gql<{
+      citiesByIp: ({ country: string; region: string | null; city: string | null } | null)[];
+    }>('query($ips: [String!]!) { citiesByIp(ips: $ips) { country region city } }', { ips }, admin);
     const cityOf = new Map(ips.map((ip, i) => [ip, lookup.data!.citiesByIp[i]!]));
     const expected = new Map<string, Map<string, number>>();
     for (const line of lines) {
@@ -99,10 +128,18 @@ describe('access-log analytics', () => {
       return new Map(r.data!.dailyVisits.map((v) => [v.place, v.count]));
     };
     const processed = async (n: number) =>
-      eventually(async () => {
-        const r = await t.gql<{ notifications: { kind: string; data: { lines: number; errors: number } }[] }>('{ notifications { kind data } }', {}, admin);
-        return r.data!.notifications.filter((x) => x.kind === 'logProcessed').length >= n;
-      }, 60_000, 200);
+      eventually(
+        async () => {
+          const r = await t.gql<{ notifications: { kind: string; data: { lines: number; errors: number } }[] }>(
+            '{ notifications { kind data } }',
+            {},
+            admin,
+          );
+          return r.data!.notifications.filter((x) => x.kind === 'logProcessed').length >= n;
+        },
+        60_000,
+        200,
+      );
 
     for (const round of [1, 2]) {
       const r = await upload(t, admin, `access-${round}.log.gz`, file);
@@ -111,7 +148,9 @@ describe('access-log analytics', () => {
       expect(await processed(round)).toBe(true);
       for (const day of days) {
         for (const level of ['COUNTRY', 'REGION', 'CITY']) {
-          const want = new Map([...(expected.get(`${day} ${level}`) ?? new Map<string, number>())].map(([p, c]) => [p, c * round]));
+          const want = new Map(
+            [...(expected.get(`${day} ${level}`) ?? new Map<string, number>())].map(([p, c]) => [p, c * round]),
+          );
           expect(await visits(day, level)).toEqual(want);
         }
       }
@@ -120,7 +159,11 @@ describe('access-log analytics', () => {
       expect(await t.redis.exists(k.upload(r.data!.uploadAccessLog.id).data)).toBe(0);
       expect(Number(await t.redis.get(k.held))).toBe(0);
     }
-    const notes = await t.gql<{ notifications: { kind: string; data: { lines: number; errors: number } }[] }>('{ notifications { kind data } }', {}, admin);
+    const notes = await t.gql<{ notifications: { kind: string; data: { lines: number; errors: number } }[] }>(
+      '{ notifications { kind data } }',
+      {},
+      admin,
+    );
     const report = notes.data!.notifications.filter((x) => x.kind === 'logProcessed');
     expect(report.map((x) => x.data)).toEqual([
       expect.objectContaining({ lines: 100_004, errors: 4 }),
@@ -136,7 +179,9 @@ describe('access-log analytics', () => {
       const r = await upload(idle, boss, 'repeat.log', Buffer.from(log));
       const id = r.data!.uploadAccessLog.id;
       const processShare = (share: number) =>
-        (idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }).processShare(id, share);
+        (
+          idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }
+        ).processShare(id, share);
       await processShare(1);
       await processShare(1); // the repeat
       const k = keysOf(idle.config.keyPrefix).accessLogs();
@@ -152,7 +197,10 @@ describe('access-log analytics', () => {
 
   it('is for admins; refuses an oversized file before storing it, and BUSY past the bytes held', async () => {
     const user = await t.signUp();
-    expect((await upload(t, user.token, 'x.log', Buffer.from('10.0.0.1 2026-11-20 00:00:00 view\n'))).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(
+      (await upload(t, user.token, 'x.log', Buffer.from('10.0.0.1 2026-11-20 00:00:00 view\n'))).errors?.[0]?.extensions
+        ?.code,
+    ).toBe('FORBIDDEN');
     const oversized = await upload(t, admin, 'big.log', Buffer.alloc(4_000_001, 'a'));
     expect(oversized.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     const k = keysOf(t.config.keyPrefix).accessLogs();

@@ -57,9 +57,16 @@ describe('a crash between the steps of', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
     await commands.leaveChat(t.redis, keys, { chatId, member: bob.username, history: 5, by: '' }); // bob's leave, step 1
-    await t.gql('mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }', { c: chatId, u: bob.username }, ann.token);
+    await t.gql(
+      'mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }',
+      { c: chatId, u: bob.username },
+      ann.token,
+    );
     // bob's leave, step 2 (the index), running late:
-    await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(bob.username, chatId);
+    await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(
+      bob.username,
+      chatId,
+    );
     const chats = await t.gql<{ chats: { id: string }[] }>('{ chats { id } }', {}, bob.token);
     expect(chats.data?.chats.map((x) => x.id)).toEqual([chatId]);
   });
@@ -86,7 +93,11 @@ describe('a crash between the steps of', () => {
     await new Promise((r) => setTimeout(r, 5));
 
     await send(t, ann.token, chatId, 'next');
-    const notes = await t.gql<{ notifications: { kind: string; data: { from: number; to: number } }[] }>('{ notifications { kind data } }', {}, bob.token);
+    const notes = await t.gql<{ notifications: { kind: string; data: { from: number; to: number } }[] }>(
+      '{ notifications { kind data } }',
+      {},
+      bob.token,
+    );
     const gaps = notes.data!.notifications.filter((n) => n.kind === 'gap');
     expect(gaps.map((g) => g.data)).toMatchObject([{ from: 1, to: 3 }]);
     expect(await t.redis.hlen(c.gaps)).toBe(0);

@@ -35,7 +35,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(gateways.filter((g) => g.child.exitCode === null && g.child.signalCode === null).map((g) => stopGateway(g)));
+  await Promise.all(
+    gateways.filter((g) => g.child.exitCode === null && g.child.signalCode === null).map((g) => stopGateway(g)),
+  );
   await services?.close();
   if (redis) await closeRedisClient(redis);
 });
@@ -63,7 +65,12 @@ describe('three gateway processes on one Redis', () => {
     const chats: { id: string; members: { username: string; token: string }[] }[] = [];
     for (let c = 0; c < CHATS; c++) {
       const members = await Promise.all(Array.from({ length: PER_CHAT }, seedUser));
-      const id = await services.chats.createChat(members[0]!.username, members.slice(1).map((m) => m.username), null, false);
+      const id = await services.chats.createChat(
+        members[0]!.username,
+        members.slice(1).map((m) => m.username),
+        null,
+        false,
+      );
       chats.push({ id, members });
     }
 
@@ -98,7 +105,12 @@ describe('three gateway processes on one Redis', () => {
         const live = [0, 1, 2].filter((i) => alive[i]);
         const g = gateways[live[Math.floor(Math.random() * live.length)]!]!;
         try {
-          const r = await postGraphQL<{ sendMessage: { id: number } }>(`${g.url}`, SEND, { c: chat.id, t: `to ${chat.id}` }, sender.token);
+          const r = await postGraphQL<{ sendMessage: { id: number } }>(
+            `${g.url}`,
+            SEND,
+            { c: chat.id, t: `to ${chat.id}` },
+            sender.token,
+          );
           if (r.data?.sendMessage) return;
           throw new Error(JSON.stringify(r.errors));
         } catch {
@@ -119,7 +131,12 @@ describe('three gateway processes on one Redis', () => {
     await Promise.all(senders);
 
     const last = new Map(
-      await Promise.all(chats.map(async (chat) => [chat.id, (await services.chats.states([chat.id], chat.members[0]!.username))[0]!.lastMessageId] as const)),
+      await Promise.all(
+        chats.map(
+          async (chat) =>
+            [chat.id, (await services.chats.states([chat.id], chat.members[0]!.username))[0]!.lastMessageId] as const,
+        ),
+      ),
     );
     expect([...last.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(MESSAGES);
 

@@ -35,7 +35,9 @@ describe('retention', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username]);
     await sendMany(t, ann.token, chatId, 3);
-    const mark = async (u: number) => (await t.gql<{ markRead: { readUpTo: number; unreadCount: number } }>(MARK_READ, { c: chatId, u }, bob.token)).data?.markRead;
+    const mark = async (u: number) =>
+      (await t.gql<{ markRead: { readUpTo: number; unreadCount: number } }>(MARK_READ, { c: chatId, u }, bob.token))
+        .data?.markRead;
     expect(await mark(2)).toEqual({ readUpTo: 2, unreadCount: 1 });
     expect(await mark(1)).toEqual({ readUpTo: 2, unreadCount: 1 });
     expect(await mark(99)).toEqual({ readUpTo: 3, unreadCount: 0 });
@@ -52,9 +54,9 @@ describe('retention', () => {
     expect(bobView.unreadCount).toBeGreaterThanOrEqual(18); // dropped down to 90% of the backlog
     expect(ids(bobView.messages)).toEqual(range(bobView.readUpTo + 1, 60)); // what is unread is all there
 
-    const notes = await t.gql<{ notifications: { kind: string; data: { chatId: string; from: number; to: number } }[] }>(
-      '{ notifications { kind data } }', {}, bob.token,
-    );
+    const notes = await t.gql<{
+      notifications: { kind: string; data: { chatId: string; from: number; to: number } }[];
+    }>('{ notifications { kind data } }', {}, bob.token);
     const gaps = notes.data!.notifications.filter((n) => n.kind === 'gap').map((n) => n.data);
     expect(gaps.every((g) => g.chatId === chatId)).toBe(true);
     // The gaps are contiguous, from 1 to the new read position: no silent hole, no overlap.

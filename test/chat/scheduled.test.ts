@@ -62,7 +62,13 @@ describe('scheduled messages', () => {
     const sendAt = new Date(Date.now() + 1500);
     const r = await schedule(ann.token, chatId, 'see you later', sendAt);
     expect(r.errors).toBeUndefined();
-    expect(r.data!.scheduleMessage).toMatchObject({ chatId, text: 'see you later', status: 'PENDING', message: null, sendAt: sendAt.toISOString() });
+    expect(r.data!.scheduleMessage).toMatchObject({
+      chatId,
+      text: 'see you later',
+      status: 'PENDING',
+      message: null,
+      sendAt: sendAt.toISOString(),
+    });
     const [delivered] = await feed.until((items) => items.length === 1, 10_000);
     const receivedAt = Date.now();
     expect(delivered).toMatchObject({ text: 'see you later', sender: { username: ann.username } });
@@ -72,10 +78,17 @@ describe('scheduled messages', () => {
     expect(feed.items).toHaveLength(1);
     const list = await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token);
     expect(list.data!.scheduledMessages).toEqual([
-      expect.objectContaining({ id: r.data!.scheduleMessage.id, status: 'SENT', failure: null, message: { id: delivered!.id, text: 'see you later', sender: { username: ann.username } } }),
+      expect.objectContaining({
+        id: r.data!.scheduleMessage.id,
+        status: 'SENT',
+        failure: null,
+        message: { id: delivered!.id, text: 'see you later', sender: { username: ann.username } },
+      }),
     ]);
     // A sent message can no longer be cancelled.
-    expect((await t.gql(CANCEL, { id: r.data!.scheduleMessage.id }, ann.token)).data).toEqual({ cancelScheduledMessage: false });
+    expect((await t.gql(CANCEL, { id: r.data!.scheduleMessage.id }, ann.token)).data).toEqual({
+      cancelScheduledMessage: false,
+    });
     feed.stop();
   });
 
@@ -111,10 +124,18 @@ describe('scheduled messages', () => {
     const chatId = await createChat(t, ann.token, [bob.username]);
     const r = await schedule(ann.token, chatId, 'too late', new Date(Date.now() + 500));
     const id = r.data!.scheduleMessage.id;
-    expect((await t.gql('mutation($c: ID!) { leaveChat(chatId: $c) }', { c: chatId }, ann.token)).data).toEqual({ leaveChat: true });
-    expect(await eventually(async () => (await t.app.services.scheduled.get(id))?.status === 'FAILED', 5000)).toBe(true);
+    expect((await t.gql('mutation($c: ID!) { leaveChat(chatId: $c) }', { c: chatId }, ann.token)).data).toEqual({
+      leaveChat: true,
+    });
+    expect(await eventually(async () => (await t.app.services.scheduled.get(id))?.status === 'FAILED', 5000)).toBe(
+      true,
+    );
     expect(await lastId(bob.token, chatId)).toBe(0);
-    const notes = await t.gql<{ notifications: { kind: string; data: unknown }[] }>('{ notifications { kind data } }', {}, ann.token);
+    const notes = await t.gql<{ notifications: { kind: string; data: unknown }[] }>(
+      '{ notifications { kind data } }',
+      {},
+      ann.token,
+    );
     expect(notes.data!.notifications).toContainEqual({ kind: 'scheduleFailed', data: { chatId, scheduledId: id } });
     expect((await t.app.services.scheduled.get(id))?.reason).toMatch(/not a member/);
   });
@@ -132,8 +153,12 @@ describe('scheduled messages', () => {
     expect((await t.gql(CANCEL, { id }, bob.token)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await t.gql(CANCEL, { id }, eve.token)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     // Bob is a member but sees only his own.
-    expect((await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, bob.token)).data!.scheduledMessages).toEqual([]);
-    expect((await t.gql(SCHEDULE, { c: chatId, t: 'x', at: new Date().toISOString() })).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(
+      (await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, bob.token)).data!.scheduledMessages,
+    ).toEqual([]);
+    expect(
+      (await t.gql(SCHEDULE, { c: chatId, t: 'x', at: new Date().toISOString() })).errors?.[0]?.extensions?.code,
+    ).toBe('UNAUTHENTICATED');
     expect((await t.gql(QUEUES, {}, ann.token)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await t.gql(CANCEL, { id }, ann.token)).data).toEqual({ cancelScheduledMessage: true });
   });
@@ -156,9 +181,13 @@ describe('scheduled messages', () => {
       const r = await t.gql(SCHEDULE, variables, ann.token);
       expect(r.errors?.[0]?.extensions?.code, JSON.stringify(variables).slice(0, 80)).toBe(code);
     }
-    expect((await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token)).data!.scheduledMessages).toEqual([]);
+    expect(
+      (await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token)).data!.scheduledMessages,
+    ).toEqual([]);
     expect((await t.gql(CANCEL, { id: '../../etc' }, ann.token)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect((await t.gql(CANCEL, { id: 'AAAAAAAAAAAAAAAA' }, ann.token)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await t.gql(CANCEL, { id: 'AAAAAAAAAAAAAAAA' }, ann.token)).errors?.[0]?.extensions?.code).toBe(
+      'NOT_FOUND',
+    );
   });
 
   it('refuses more than 100 pending per sender and chat with BUSY', async () => {
@@ -171,7 +200,9 @@ describe('scheduled messages', () => {
     expect(r.errors?.[0]?.extensions?.code).toBe('BUSY');
     const list = await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token);
     expect(list.data!.scheduledMessages).toHaveLength(100);
-    await Promise.all(list.data!.scheduledMessages.map((m) => t.app.services.scheduled.cancelScheduledMessage(ann.username, m.id)));
+    await Promise.all(
+      list.data!.scheduledMessages.map((m) => t.app.services.scheduled.cancelScheduledMessage(ann.username, m.id)),
+    );
   });
 
   it('shows admins the queues', async () => {
@@ -190,14 +221,28 @@ describe('scheduled messages and worker processes', () => {
       // Ten senders with 100 each (the most one sender may have pending in a chat).
       const bob = await g.signUp();
       const senders = await Promise.all(range(1, 10).map(() => g.signUp()));
-      const chatId = await createChat(g, bob.token, senders.map((s) => s.username));
+      const chatId = await createChat(
+        g,
+        bob.token,
+        senders.map((s) => s.username),
+      );
       const now = new Date();
       const ids: string[] = [];
       for (const [k, sender] of senders.entries()) {
-        const batch = await Promise.all(range(0, 99).map((n) => g.app.services.scheduled.scheduleMessage(sender.username, chatId, `m${k * 100 + n}`, now)));
+        const batch = await Promise.all(
+          range(0, 99).map((n) =>
+            g.app.services.scheduled.scheduleMessage(sender.username, chatId, `m${k * 100 + n}`, now),
+          ),
+        );
         ids.push(...batch.map((m) => m.id));
       }
-      const env = { ...redisEnv(), KEY_PREFIX: g.config.keyPrefix, ...FAST_WORKER, WORKER_CONCURRENCY: '16', LOG_LEVEL: 'warn' };
+      const env = {
+        ...redisEnv(),
+        KEY_PREFIX: g.config.keyPrefix,
+        ...FAST_WORKER,
+        WORKER_CONCURRENCY: '16',
+        LOG_LEVEL: 'warn',
+      };
       const first = spawnWorker(env);
       const lastOf = () => lastIdOf(g, chatId, bob.username);
       expect(await eventually(async () => (await lastOf()) >= 200, 30_000, 10)).toBe(true);
@@ -218,7 +263,9 @@ describe('scheduled messages and worker processes', () => {
         expect(await g.redis.llen(q.ready)).toBe(0);
         // The first worker's unfinished tasks came back through the heartbeat check, not by luck.
         expect(secondLog).toContain('returned the tasks of a worker that stopped heartbeating');
-        console.log(`1000 scheduled messages: ${sentWhenKilled} sent when the first worker was killed; all sent once after the second took over`);
+        console.log(
+          `1000 scheduled messages: ${sentWhenKilled} sent when the first worker was killed; all sent once after the second took over`,
+        );
       } finally {
         const exited = new Promise<number | null>((resolve) => second.once('exit', resolve));
         second.kill('SIGTERM');

@@ -97,7 +97,9 @@ describe('locks', () => {
     expect(reason).toBeInstanceOf(LeaseLostError);
     // The lock is still the other party's: withLock did not release it.
     expect(await t.redis.get(keysOf(t.config.keyPrefix).lock(name).owner)).toBe('someone-else');
-    await expect(locks.withLock(name, { leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({ code: 'BUSY' });
+    await expect(locks.withLock(name, { leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({
+      code: 'BUSY',
+    });
   });
 
   it('hands the lock over within a process, yet lets a waiter of another process in', async () => {
@@ -188,11 +190,20 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Runs test/support/contender.ts against this file's Redis and key prefix; resolves with what it printed. */
 function contender(mode: string, clients: number, count: number): Promise<{ max: number; acquired: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/contender.ts', mode, String(clients), String(count)], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...redisEnv(), KEY_PREFIX: t.config.keyPrefix },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/support/contender.ts', mode, String(clients), String(count)],
+      {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...redisEnv(),
+          KEY_PREFIX: t.config.keyPrefix,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));

@@ -6,7 +6,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { closeRedisClient, createBlockingClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
+import {
+  closeRedisClient,
+  createBlockingClient,
+  createRedisClient,
+  type RedisClient,
+} from '../../src/redis/clients.js';
 import { keysOf } from '../support/keys.js';
 import { QueueService } from '../../src/services/coordination/queues.js';
 import { Worker, type TaskHandler, type WorkerOptions } from '../../src/worker/worker.js';
@@ -58,7 +63,14 @@ describe('queues', () => {
 
   it('runs higher priorities first, first in first out within one, due delayed tasks ahead of their priority', async () => {
     const q = uniqueName('prio');
-    for (const [label, priority] of [['a0', 0], ['a5', 5], ['b0', 0], ['b5', 5], ['m1', -1], ['c0', 0]] as const) {
+    for (const [label, priority] of [
+      ['a0', 0],
+      ['a5', 5],
+      ['b0', 0],
+      ['b5', 5],
+      ['m1', -1],
+      ['c0', 0],
+    ] as const) {
       await queues().enqueue(q, 'task', label, { priority });
     }
     await queues().enqueue(q, 'task', 'late0', { priority: 0, delayMs: 50 });
@@ -68,7 +80,9 @@ describe('queues', () => {
     expect((await readyTasks(q)).map((x) => x.args)).toEqual(['late9', 'a5', 'b5', 'late0', 'a0', 'b0', 'c0', 'm1']);
 
     const order: unknown[] = [];
-    startWorker([{ queue: q, name: 'task', run: (args) => Promise.resolve(void order.push(args)) }], { concurrency: 1 });
+    startWorker([{ queue: q, name: 'task', run: (args) => Promise.resolve(void order.push(args)) }], {
+      concurrency: 1,
+    });
     expect(await eventually(() => Promise.resolve(order.length === 8))).toBe(true);
     expect(order).toEqual(['late9', 'a5', 'b5', 'late0', 'a0', 'b0', 'c0', 'm1']);
   });

@@ -12,7 +12,8 @@ import { spawnWorker, startGateway, stopGateway, type GatewayProcess } from '../
 
 const SIGN_UP = 'mutation($u: String!) { signUp(username: $u, password: "password123") { token } }';
 const CREATE_CHAT = 'mutation($m: [String!]!) { createChat(members: $m) { id } }';
-const SCHEDULE = 'mutation($c: ID!, $at: DateTime!) { scheduleMessage(chatId: $c, text: "hello later", sendAt: $at) { id } }';
+const SCHEDULE =
+  'mutation($c: ID!, $at: DateTime!) { scheduleMessage(chatId: $c, text: "hello later", sendAt: $at) { id } }';
 const LAST_ID = 'query($c: ID!) { chat(id: $c) { lastMessageId } }';
 
 /** Two users and a chat on gateway `g`; a message scheduled for now; a probe of the chat's last id. */
@@ -28,7 +29,9 @@ async function scheduleNow(g: GatewayProcess): Promise<() => Promise<number>> {
   const chatId = chat.data!.createChat.id;
   const scheduled = await postGraphQL(g.url, SCHEDULE, { c: chatId, at: new Date().toISOString() }, ann);
   expect(scheduled.errors).toBeUndefined();
-  return async () => (await postGraphQL<{ chat: { lastMessageId: number } }>(g.url, LAST_ID, { c: chatId }, ann)).data!.chat.lastMessageId;
+  return async () =>
+    (await postGraphQL<{ chat: { lastMessageId: number } }>(g.url, LAST_ID, { c: chatId }, ann)).data!.chat
+      .lastMessageId;
 }
 
 describe('the worker', () => {

@@ -33,21 +33,26 @@ describe('Apollo Client', () => {
     try {
       const texts: string[] = [];
       const done = new Promise<void>((resolve, reject) => {
-        const sub = apollo.subscribe<{ messageAdded: { text: string } }>({ query: gql(MESSAGES), variables: { c: chatId } }).subscribe({
-          next: (r) => {
-            if (r.data) texts.push(r.data.messageAdded.text);
-            if (texts.length === 2) {
-              sub.unsubscribe();
-              resolve();
-            }
-          },
-          error: reject,
-        });
+        const sub = apollo
+          .subscribe<{ messageAdded: { text: string } }>({ query: gql(MESSAGES), variables: { c: chatId } })
+          .subscribe({
+            next: (r) => {
+              if (r.data) texts.push(r.data.messageAdded.text);
+              if (texts.length === 2) {
+                sub.unsubscribe();
+                resolve();
+              }
+            },
+            error: reject,
+          });
       });
       await send(t, ann.token, chatId, 'second');
       await done;
       expect(texts).toEqual(['hello apollo', 'second']);
-      const q = await apollo.query<{ chat: { unreadCount: number } }>({ query: gql('query($c: ID!) { chat(id: $c) { id unreadCount } }'), variables: { c: chatId } });
+      const q = await apollo.query<{ chat: { unreadCount: number } }>({
+        query: gql('query($c: ID!) { chat(id: $c) { id unreadCount } }'),
+        variables: { c: chatId },
+      });
       expect(q.data?.chat.unreadCount).toBe(2);
     } finally {
       apollo.stop();
@@ -75,15 +80,17 @@ describe('urql', () => {
     try {
       const texts: string[] = [];
       await new Promise<void>((resolve, reject) => {
-        const subscription = urql.subscription<{ messageAdded: { text: string } }>(MESSAGES, { c: chatId }).subscribe((r) => {
-          if (r.error) reject(r.error);
-          if (r.data) texts.push(r.data.messageAdded.text);
-          if (texts.length === 1) void send(t, ann.token, chatId, 'second');
-          if (texts.length === 2) {
-            subscription.unsubscribe();
-            resolve();
-          }
-        });
+        const subscription = urql
+          .subscription<{ messageAdded: { text: string } }>(MESSAGES, { c: chatId })
+          .subscribe((r) => {
+            if (r.error) reject(r.error);
+            if (r.data) texts.push(r.data.messageAdded.text);
+            if (texts.length === 1) void send(t, ann.token, chatId, 'second');
+            if (texts.length === 2) {
+              subscription.unsubscribe();
+              resolve();
+            }
+          });
       });
       expect(texts).toEqual(['hello urql', 'second']);
     } finally {

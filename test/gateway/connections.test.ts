@@ -41,7 +41,10 @@ describe('a client that sends its request slowly', () => {
     socket.write('POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{');
     // One byte every 200 ms would take 40 s to finish the body.
     const trickle = setInterval(() => socket.writable && socket.write(' '), 200);
-    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 10_000))]);
+    const outcome = await Promise.race([
+      closed.then(() => 'closed'),
+      new Promise((r) => setTimeout(() => r('still open'), 10_000)),
+    ]);
     clearInterval(trickle);
     expect(outcome).toBe('closed');
     expect(received()).toMatch(/^HTTP\/1\.1 408 /);
@@ -73,13 +76,17 @@ describe('MAX_CONNECTIONS', () => {
 describe('a WebSocket client that stops reading', () => {
   it(`is closed with ${CLOSE_SLOW_CONSUMER} once a send has waited WS_SEND_TIMEOUT_MS, and gets the close frame when it reads again`, async () => {
     const lines: { msg?: string }[] = [];
-    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) });
+    const log = pino(
+      { level: 'warn' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) },
+    );
     const t = await app({ WS_SEND_TIMEOUT_MS: '1000', MAX_MESSAGE_LENGTH: '100000' }, log);
     const ann = await t.signUp();
     const chatId = await createChat(t, ann.token, []);
     // 12 MB waiting: more than the kernel's buffers of both ends hold.
     const big = 'x'.repeat(100_000);
-    for (let i = 0; i < 12; i++) await Promise.all(Array.from({ length: 10 }, () => t.gql(SEND, { c: chatId, t: big }, ann.token)));
+    for (let i = 0; i < 12; i++)
+      await Promise.all(Array.from({ length: 10 }, () => t.gql(SEND, { c: chatId, t: big }, ann.token)));
 
     const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
     let received = 0;
@@ -88,11 +95,20 @@ describe('a WebSocket client that stops reading', () => {
     await new Promise((resolve) => socket.once('open', resolve));
     socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${ann.token}` } }));
     await new Promise((resolve) => socket.once('message', resolve)); // connection_ack
-    socket.send(JSON.stringify({ id: 'a', type: 'subscribe', payload: { query: 'subscription($c: ID) { messageAdded(chatId: $c) { id text } }', variables: { c: chatId } } }));
+    socket.send(
+      JSON.stringify({
+        id: 'a',
+        type: 'subscribe',
+        payload: { query: 'subscription($c: ID) { messageAdded(chatId: $c) { id text } }', variables: { c: chatId } },
+      }),
+    );
     // The client stops reading; the gateway's send waits once the buffers are full.
     const raw = (socket as unknown as { _socket: Socket })._socket;
     raw.pause();
-    const decided = await eventually(() => Promise.resolve(lines.some((l) => l.msg === 'websocket closed: the client reads too slowly')), 10_000);
+    const decided = await eventually(
+      () => Promise.resolve(lines.some((l) => l.msg === 'websocket closed: the client reads too slowly')),
+      10_000,
+    );
     expect(decided).toBe(true);
     raw.resume();
     expect(await closed).toBe(CLOSE_SLOW_CONSUMER);
@@ -108,7 +124,9 @@ describe('a stop while a WebSocket client does not answer', () => {
     (socket as unknown as { _socket: Socket })._socket.pause(); // it will never answer the 1001
     // A minute to drain requests: only the socket could hold the stop, and ws alone would keep it for 30 s.
     const closing = t.app.close(60_000).then(() => 'closed');
-    expect(await Promise.race([closing, new Promise((r) => setTimeout(() => r('still waiting'), 10_000))])).toBe('closed');
+    expect(await Promise.race([closing, new Promise((r) => setTimeout(() => r('still waiting'), 10_000))])).toBe(
+      'closed',
+    );
     socket.terminate();
     await t.close().catch(() => undefined);
   });

@@ -13,7 +13,17 @@ afterAll(() => t.close());
 async function raw(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
   const res = await fetch(t.url, { method: 'POST', headers, body });
   const text = await res.text();
-  return { status: res.status, text, json: (() => { try { return JSON.parse(text) as { errors?: { message: string; extensions?: { code?: string } }[] }; } catch { return undefined; } })() };
+  return {
+    status: res.status,
+    text,
+    json: (() => {
+      try {
+        return JSON.parse(text) as { errors?: { message: string; extensions?: { code?: string } }[] };
+      } catch {
+        return undefined;
+      }
+    })(),
+  };
 }
 
 describe('malformed requests get a clear error and never crash the gateway', () => {
@@ -26,7 +36,10 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     ['an unknown field', '{"query": "{ nope }"}'],
     ['a wrong argument type', '{"query": "{ users(prefix: 1) { id } }"}'],
     ['variables that are not an object', '{"query": "{ me { id } }", "variables": "x"}'],
-    ['a variable of the wrong type', '{"query": "query($n: Int) { users(prefix: \\"a\\", first: $n) { id } }", "variables": {"n": "ten"}}'],
+    [
+      'a variable of the wrong type',
+      '{"query": "query($n: Int) { users(prefix: \\"a\\", first: $n) { id } }", "variables": {"n": "ten"}}',
+    ],
     ['a missing required variable', '{"query": "query($p: String!) { users(prefix: $p) { id } }"}'],
     ['an unknown operation name', '{"query": "query A { me { id } }", "operationName": "B"}'],
   ])('%s', async (_what, body) => {
@@ -49,7 +62,11 @@ describe('malformed requests get a clear error and never crash the gateway', () 
   it('refuses documents over MAX_QUERY_DEPTH or MAX_QUERY_COST, and still serves introspection to GraphiQL', async () => {
     const cases: { env: Record<string, string>; over: string; reason: RegExp }[] = [
       { env: { MAX_QUERY_DEPTH: '1' }, over: '{ me { id } }', reason: /depth/i },
-      { env: { MAX_QUERY_COST: '3' }, over: '{ a: maintenance b: maintenance c: maintenance d: maintenance }', reason: /cost/i },
+      {
+        env: { MAX_QUERY_COST: '3' },
+        over: '{ a: maintenance b: maintenance c: maintenance d: maintenance }',
+        reason: /cost/i,
+      },
     ];
     for (const { env, over, reason } of cases) {
       const strict = await startTestApp(env);
@@ -68,15 +85,22 @@ describe('malformed requests get a clear error and never crash the gateway', () 
 
   it('refuses a body over MAX_REQUEST_BYTES with 413, declared or streamed, and writes nothing', async () => {
     const name = uniqueName('huge');
-    const big = JSON.stringify({ query: 'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }', variables: { u: name, p: 'p'.repeat(100_000) } });
+    const big = JSON.stringify({
+      query: 'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }',
+      variables: { u: name, p: 'p'.repeat(100_000) },
+    });
     const declared = await raw(big);
     expect(declared.status).toBe(413);
     // The same body sent chunked, with no Content-Length, is cut off while streaming.
     const streamed = await new Promise<number>((resolve, reject) => {
-      const req = request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        t.url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < big.length; i += 8192) req.write(big.slice(i, i + 8192));
       req.end();
@@ -101,7 +125,11 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     const { token } = await t.signUp();
     const body = JSON.stringify({ query: 'subscription { notificationAdded { id } }' });
     for (const authorization of [`Bearer ${token}`, undefined]) {
-      const r = await raw(body, { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) });
+      const r = await raw(body, {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...(authorization ? { authorization } : {}),
+      });
       expect(r.status).toBe(406);
       expect(r.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       expect(r.json?.errors?.[0]?.message).toMatch(/^accept:.*text\/event-stream/);
@@ -116,16 +144,25 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     const variable = await raw(`{"query": ${JSON.stringify(mutation)}, "variables": {"v": ${nested}}}`, headers);
     expect(variable.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(variable.json?.errors?.[0]?.message).toMatch(/^value: must nest .* at most 32 deep/);
-    const literal = await raw(JSON.stringify({ query: `mutation { setConfig(type: "deep", component: "c", value: ${nested}) }` }), headers);
+    const literal = await raw(
+      JSON.stringify({ query: `mutation { setConfig(type: "deep", component: "c", value: ${nested}) }` }),
+      headers,
+    );
     expect(literal.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect((await t.gql('{ config(type: "deep", component: "c") }', {}, admin.token)).data).toEqual({ config: null });
     // 32 deep is still a configuration.
-    const fine = await t.gql(mutation, { v: JSON.parse(`${'['.repeat(31)}1${']'.repeat(31)}`) as unknown }, admin.token);
+    const fine = await t.gql(
+      mutation,
+      { v: JSON.parse(`${'['.repeat(31)}1${']'.repeat(31)}`) as unknown },
+      admin.token,
+    );
     expect(fine.errors).toBeUndefined();
   });
 
   it('refuses a mutation over GET', async () => {
-    const res = await fetch(`${t.url}?query=${encodeURIComponent('mutation { signOut }')}`, { headers: { accept: 'application/json' } });
+    const res = await fetch(`${t.url}?query=${encodeURIComponent('mutation { signOut }')}`, {
+      headers: { accept: 'application/json' },
+    });
     expect(res.status).toBe(405);
   });
 });
@@ -146,7 +183,10 @@ describe('malformed operations over WebSocket', () => {
 describe('when Redis is unreachable', () => {
   it('answers with a masked INTERNAL_SERVER_ERROR, logs the details under the request id, reports not ready, and keeps serving', async () => {
     const lines: { level: number; requestId?: string; msg?: string; err?: { message?: string } }[] = [];
-    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const log = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    );
     const dead = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:1', REDIS_CLUSTER_NODES: '' }, log);
     try {
       // Issued together (each waits out the client's retries). The masked details are logged with the request's
@@ -159,8 +199,14 @@ describe('when Redis is unreachable', () => {
         requests.map(([id, authorization]) =>
           fetch(dead.url, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-request-id': id, ...(authorization ? { authorization } : {}) },
-            body: JSON.stringify({ query: 'mutation { signIn(username: "someone", password: "password123") { token } }' }),
+            headers: {
+              'content-type': 'application/json',
+              'x-request-id': id,
+              ...(authorization ? { authorization } : {}),
+            },
+            body: JSON.stringify({
+              query: 'mutation { signIn(username: "someone", password: "password123") { token } }',
+            }),
           }),
         ),
       );
@@ -168,9 +214,17 @@ describe('when Redis is unreachable', () => {
         const res = responses[i]!;
         expect(res.headers.get('x-request-id')).toBe(id);
         const body = await res.text();
-        expect((JSON.parse(body) as GraphQLResponse).errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+        expect((JSON.parse(body) as GraphQLResponse).errors?.[0]).toMatchObject({
+          message: 'Unexpected error.',
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        });
         expect(body).not.toMatch(/ECONNREFUSED|\.ts:\d+/);
-        expect(lines.filter((l) => l.level >= 50 && l.requestId === id).map((l) => l.err?.message ?? l.msg).join()).toMatch(/retries|connect|closed/i);
+        expect(
+          lines
+            .filter((l) => l.level >= 50 && l.requestId === id)
+            .map((l) => l.err?.message ?? l.msg)
+            .join(),
+        ).toMatch(/retries|connect|closed/i);
       }
       const base = dead.url.replace('/graphql', '');
       expect((await fetch(`${base}/readyz`)).status).toBe(503);

@@ -4,7 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { eventually, postGraphQL, redisEnv, startTestApp, uniqueName, uniquePrefix, wsClient, wsRequest } from '../support/app.js';
+import {
+  eventually,
+  postGraphQL,
+  redisEnv,
+  startTestApp,
+  uniqueName,
+  uniquePrefix,
+  wsClient,
+  wsRequest,
+} from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { spawnGateway, startGateway, stopGateway } from '../support/gateway-process.js';
 import { freePort, startRedisProcess } from '../support/redis-servers.js';
@@ -35,12 +44,16 @@ describe('graceful stop', () => {
     const body = JSON.stringify({ query: SIGN_UP, variables: { u: uniqueName('inflight') } });
     let status = 0;
     const response = new Promise<string>((resolve, reject) => {
-      const req = request(g.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        status = res.statusCode ?? 0;
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve(text));
-      });
+      const req = request(
+        g.url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          status = res.statusCode ?? 0;
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, 20));
       setTimeout(() => {
@@ -71,9 +84,10 @@ describe('reconnection', () => {
       expect((await fetch(readyz)).status).toBe(200);
       await redis.stop();
       expect(await eventually(async () => (await fetch(readyz)).status === 503, 5000)).toBe(true);
-      expect((await t.gql('mutation { signIn(username: "x_x_x", password: "password123") { token } }')).errors?.[0]?.extensions?.code).toBe(
-        'INTERNAL_SERVER_ERROR',
-      );
+      expect(
+        (await t.gql('mutation { signIn(username: "x_x_x", password: "password123") { token } }')).errors?.[0]
+          ?.extensions?.code,
+      ).toBe('INTERNAL_SERVER_ERROR');
       redis = await startRedisProcess(dir, port);
       expect(await eventually(async () => (await fetch(readyz)).status === 200, 10_000)).toBe(true);
       await t.signUp();
@@ -90,19 +104,35 @@ describe('the gateway log', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-gatewaylog-'));
     const port = await freePort();
     let redis = await startRedisProcess(dir, port);
-    const g = await startGateway({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix(), ADMIN_USERS: 'admin', WORKER: 'off' });
+    const g = await startGateway({
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      KEY_PREFIX: uniquePrefix(),
+      ADMIN_USERS: 'admin',
+      WORKER: 'off',
+    });
     try {
       await redis.stop();
       // While Redis is away: the client's connection warnings, and a request that fails (an error).
-      expect((await postGraphQL(g.url, SIGN_IN, { u: 'admin' })).errors?.[0]?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      expect((await postGraphQL(g.url, SIGN_IN, { u: 'admin' })).errors?.[0]?.extensions?.code).toBe(
+        'INTERNAL_SERVER_ERROR',
+      );
       redis = await startRedisProcess(dir, port); // empty: this server keeps no data across restarts
-      const signUp = () => postGraphQL<{ signUp: { token: string } }>(g.url, SIGN_UP, { u: 'admin' }).then((r) => r.data?.signUp.token);
+      const signUp = () =>
+        postGraphQL<{ signUp: { token: string } }>(g.url, SIGN_UP, { u: 'admin' }).then((r) => r.data?.signUp.token);
       let token: string | undefined;
       expect(await eventually(async () => Boolean((token = await signUp())), 10_000)).toBe(true);
       const read = async (severity: string) =>
-        (await postGraphQL<{ recentLogs: string[] }>(g.url, 'query($s: LogSeverity) { recentLogs(name: "gateway", severity: $s) }', { s: severity }, token)).data
-          ?.recentLogs ?? [];
-      expect(await eventually(async () => (await read('WARNING')).some((l) => l.includes('redis connection error')), 15_000)).toBe(true);
+        (
+          await postGraphQL<{ recentLogs: string[] }>(
+            g.url,
+            'query($s: LogSeverity) { recentLogs(name: "gateway", severity: $s) }',
+            { s: severity },
+            token,
+          )
+        ).data?.recentLogs ?? [];
+      expect(
+        await eventually(async () => (await read('WARNING')).some((l) => l.includes('redis connection error')), 15_000),
+      ).toBe(true);
       expect(await eventually(async () => (await read('ERROR')).length > 0, 5000)).toBe(true);
     } finally {
       await stopGateway(g);
@@ -118,7 +148,11 @@ describe('Redis killed and restarted from its AOF', () => {
     const port = await freePort();
     const aof = ['--appendonly', 'yes', '--appendfsync', 'always'];
     let redis = await startRedisProcess(dir, port, aof);
-    const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLUSTER_NODES: '', POLL_IDLE_MS: '200' });
+    const t = await startTestApp({
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_CLUSTER_NODES: '',
+      POLL_IDLE_MS: '200',
+    });
     try {
       const [ann, bob] = [await t.signUp(), await t.signUp()];
       const chatId = await createChat(t, ann.token, [bob.username], 'before');
@@ -128,10 +162,15 @@ describe('Redis killed and restarted from its AOF', () => {
 
       await redis.stop(); // SIGKILL
       const during = await wsRequest(client, '{ me { id } }');
-      expect(during.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+      expect(during.errors?.[0]).toMatchObject({
+        message: 'Unexpected error.',
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      });
 
       redis = await startRedisProcess(dir, port, aof);
-      expect(await eventually(async () => (await t.gql('{ me { id } }', {}, ann.token)).data?.me !== undefined, 10_000)).toBe(true);
+      expect(
+        await eventually(async () => (await t.gql('{ me { id } }', {}, ann.token)).data?.me !== undefined, 10_000),
+      ).toBe(true);
       await send(t, ann.token, chatId, 'after');
       await live.until((items) => items.length === 2, 15_000);
       expect(live.items.map((m) => m.text)).toEqual(['before', 'after']);
@@ -182,7 +221,9 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
     expect(redisServersOn(dataDir)).toEqual([]);
 
     const second = await startGateway(embeddedEnv(dataDir));
-    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
+    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({
+      signIn: { user: { username: name } },
+    });
     expect((await stopGateway(second)).code).toBe(0);
   });
 
@@ -196,7 +237,9 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
 
     const second = await startGateway(embeddedEnv(dataDir));
     expect(redisServersOn(dataDir)).toHaveLength(1);
-    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({ signIn: { user: { username: name } } });
+    expect((await postGraphQL(second.url, SIGN_IN, { u: name })).data).toEqual({
+      signIn: { user: { username: name } },
+    });
 
     // A second gateway on the same data directory refuses to start rather than run a second server.
     const intruder = spawnGateway(embeddedEnv(dataDir));
@@ -218,9 +261,18 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
       const name = uniqueName('crash');
       const signUp = await postGraphQL<{ signUp: { token: string } }>(gateway.url, SIGN_UP, { u: name });
       const token = signUp.data!.signUp.token;
-      const chatId = (await postGraphQL<{ createChat: { id: string } }>(gateway.url, 'mutation { createChat(members: [], message: "before") { id } }', {}, token)).data!
-        .createChat.id;
-      const client = wsClient(gateway.url.replace('http', 'ws'), token, { retryAttempts: 20, retryWait: () => new Promise((r) => setTimeout(r, 200)) });
+      const chatId = (
+        await postGraphQL<{ createChat: { id: string } }>(
+          gateway.url,
+          'mutation { createChat(members: [], message: "before") { id } }',
+          {},
+          token,
+        )
+      ).data!.createChat.id;
+      const client = wsClient(gateway.url.replace('http', 'ws'), token, {
+        retryAttempts: 20,
+        retryWait: () => new Promise((r) => setTimeout(r, 200)),
+      });
       const live = record(client, MESSAGE_ADDED, { c: chatId });
       await live.until((items) => items.length === 1);
 
@@ -236,8 +288,23 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
       expect(gateway.output()).toMatch(/"msg":"embedded redis-server restarted"/);
 
       // The user, the session and the chat were acknowledged before the kill: all there.
-      expect((await postGraphQL(gateway.url, '{ me { username } }', {}, token)).data).toEqual({ me: { username: name } });
-      expect(await eventually(async () => (await postGraphQL(gateway.url, 'mutation($c: ID!) { sendMessage(chatId: $c, text: "after") { id } }', { c: chatId }, token)).errors === undefined, 10_000)).toBe(true);
+      expect((await postGraphQL(gateway.url, '{ me { username } }', {}, token)).data).toEqual({
+        me: { username: name },
+      });
+      expect(
+        await eventually(
+          async () =>
+            (
+              await postGraphQL(
+                gateway.url,
+                'mutation($c: ID!) { sendMessage(chatId: $c, text: "after") { id } }',
+                { c: chatId },
+                token,
+              )
+            ).errors === undefined,
+          10_000,
+        ),
+      ).toBe(true);
       await live.until((items) => items.some((m) => m.text === 'after'), 20_000);
       expect(live.items.map((m) => m.text)).toEqual(expect.arrayContaining(['before', 'after']));
       await client.dispose();

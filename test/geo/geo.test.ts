@@ -81,7 +81,9 @@ const geolite2 = () => ({
 });
 
 async function cities(ips: string[]) {
-  const r = await t.gql<{ citiesByIp: ({ city: string | null; country: string; region: string | null; latitude: number | null } | null)[] }>(CITIES, { ips }, token);
+  const r = await t.gql<{
+    citiesByIp: ({ city: string | null; country: string; region: string | null; latitude: number | null } | null)[];
+  }>(CITIES, { ips }, token);
   expect(r.errors).toBeUndefined();
   return r.data!.citiesByIp;
 }
@@ -89,7 +91,10 @@ async function cities(ips: string[]) {
 describe('import and lookup', () => {
   it("imports the book's GeoLiteCity pair (copyright line, quoted fields, Latin-1), keeping gaps empty", async () => {
     const f = book();
-    const result = await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({ blocks: [f.blocks], locations: f.locations });
+    const result = await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({
+      blocks: [f.blocks],
+      locations: f.locations,
+    });
     expect(result).toEqual({ cities: 3, ranges4: 3, ranges6: 0, skipped: 1 });
     expect(await cities(['1.0.0.1', '1.0.1.5', '1.0.3.255', '1.0.4.1', '224.0.0.7', '0.0.0.1'])).toEqual([
       { city: 'Melbourne', region: '07', country: 'AU', latitude: -37.8167, longitude: 144.9667, id: '17' },
@@ -103,9 +108,14 @@ describe('import and lookup', () => {
 
   it('imports the GeoLite2-City pair with IPv4 and IPv6 blocks, replacing the previous data', async () => {
     const f = geolite2();
-    const result = await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({ blocks: [f.blocks4, f.blocks6], locations: f.locations });
+    const result = await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({
+      blocks: [f.blocks4, f.blocks6],
+      locations: f.locations,
+    });
     expect(result).toEqual({ cities: 3, ranges4: 2, ranges6: 1, skipped: 0 });
-    expect(await cities(['1.0.0.1', '1.0.1.5', '81.0.200.1', '2001:200:1::5', '2001:300::1', '::ffff:1.0.0.9'])).toEqual([
+    expect(
+      await cities(['1.0.0.1', '1.0.1.5', '81.0.200.1', '2001:200:1::5', '2001:300::1', '::ffff:1.0.0.9']),
+    ).toEqual([
       // the block's own coordinates, not the location's
       { id: '2077456', city: null, region: null, country: 'AU', latitude: -33.494, longitude: 143.2104 },
       null, // only in the book's data, which is gone
@@ -139,7 +149,8 @@ describe('import and lookup', () => {
 });
 
 describe('npm run import:cities', () => {
-  const run = (args: string[]) => runEntry('src/cli/import-cities.ts', args, { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
+  const run = (args: string[]) =>
+    runEntry('src/cli/import-cities.ts', args, { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
 
   it('imports with a progress bar and replaces the data', async () => {
     const f = book();

@@ -4,7 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
-import { startTestApp, uniqueName, uniquePrefix, wsRequest, type GraphQLResponse, type TestApp } from '../support/app.js';
+import {
+  startTestApp,
+  uniqueName,
+  uniquePrefix,
+  wsRequest,
+  type GraphQLResponse,
+  type TestApp,
+} from '../support/app.js';
 
 const SIGN_IN = 'mutation($u: String!, $p: String!) { signIn(username: $u, password: $p) { token } }';
 const SIGN_UP = 'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }';
@@ -50,7 +57,9 @@ describe('sign-in failures', () => {
 
   it('counts concurrent guesses too', async () => {
     const { username } = await a.signUp();
-    const guesses = await Promise.all(Array.from({ length: 10 }, (_, i) => [a, b][i % 2]!.gql(SIGN_IN, { u: username, p: `guess-${i}` })));
+    const guesses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => [a, b][i % 2]!.gql(SIGN_IN, { u: username, p: `guess-${i}` })),
+    );
     expect(guesses.filter((r) => code(r) === 'UNAUTHENTICATED')).toHaveLength(3);
     expect(guesses.filter((r) => code(r) === 'BUSY')).toHaveLength(7);
   });

@@ -34,7 +34,11 @@ export interface TestApp {
   redis: RedisClient;
   url: string;
   wsUrl: string;
-  gql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, token?: string): Promise<GraphQLResponse<T>>;
+  gql<T = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    token?: string,
+  ): Promise<GraphQLResponse<T>>;
   signUp(username?: string, password?: string): Promise<{ token: string; username: string }>;
   wsClient(token?: string): Client;
   close(): Promise<void>;
@@ -105,7 +109,11 @@ export async function postGraphQL<T = Record<string, unknown>>(
   return { status: res.status, ...((await res.json()) as Omit<GraphQLResponse<T>, 'status'>) };
 }
 
-export function wsClient(url: string, token?: string, options: Partial<Parameters<typeof createClient>[0]> = {}): Client {
+export function wsClient(
+  url: string,
+  token?: string,
+  options: Partial<Parameters<typeof createClient>[0]> = {},
+): Client {
   return createClient({
     url,
     webSocketImpl: WebSocket,
@@ -126,10 +134,19 @@ export interface SseSubscription {
   cancel(): Promise<void>;
 }
 
-export async function sseSubscribe(url: string, query: string, variables?: Record<string, unknown>, token?: string): Promise<SseSubscription> {
+export async function sseSubscribe(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  token?: string,
+): Promise<SseSubscription> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify({ query, variables }),
   });
   const reader = res.body!.getReader();
@@ -140,7 +157,8 @@ export async function sseSubscribe(url: string, query: string, variables?: Recor
     async until(check, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!check()) {
-        if (Date.now() > deadline) throw new Error(`SSE: timed out with ${JSON.stringify(sub.results)} (ended: ${sub.ended})`);
+        if (Date.now() > deadline)
+          throw new Error(`SSE: timed out with ${JSON.stringify(sub.results)} (ended: ${sub.ended})`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -155,7 +173,8 @@ export async function sseSubscribe(url: string, query: string, variables?: Recor
           const event = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const data = /^data: (.*)$/m.exec(event)?.[1];
-          if (/^event: next$/m.test(event) && data) sub.results.push(JSON.parse(data) as Omit<GraphQLResponse, 'status'>);
+          if (/^event: next$/m.test(event) && data)
+            sub.results.push(JSON.parse(data) as Omit<GraphQLResponse, 'status'>);
         }
       }
     } catch {
@@ -210,7 +229,7 @@ export async function prefixMemory(redis: RedisClient, prefix: string): Promise<
   const keys: string[] = [];
   let bytes = 0;
   for (const node of nodes) {
-    for (let cursor = '0'; ; ) {
+    for (let cursor = '0'; ;) {
       const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       for (const key of batch) {
         keys.push(key);

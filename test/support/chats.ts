@@ -29,7 +29,12 @@ export interface Recorder<T> {
   stop(): void;
 }
 
-export function record<T = Delivered>(client: Client, query: string, variables: Record<string, unknown> = {}, field = 'messageAdded'): Recorder<T> {
+export function record<T = Delivered>(
+  client: Client,
+  query: string,
+  variables: Record<string, unknown> = {},
+  field = 'messageAdded',
+): Recorder<T> {
   const waiters = new Set<() => void>();
   const poke = () => waiters.forEach((w) => w());
   const r: Recorder<T> = {
@@ -47,7 +52,11 @@ export function record<T = Delivered>(client: Client, query: string, variables: 
           } else if (r.completed || r.closed) {
             waiters.delete(test);
             clearTimeout(timer);
-            reject(new Error(`ended after ${r.items.length} items: ${JSON.stringify({ errors: r.errors, closed: r.closed })}`));
+            reject(
+              new Error(
+                `ended after ${r.items.length} items: ${JSON.stringify({ errors: r.errors, closed: r.closed })}`,
+              ),
+            );
           }
         };
         const timer = setTimeout(() => {
@@ -84,7 +93,13 @@ export function record<T = Delivered>(client: Client, query: string, variables: 
   return r;
 }
 
-export async function createChat(t: TestApp, token: string, members: string[], message?: string, isPublic = false): Promise<string> {
+export async function createChat(
+  t: TestApp,
+  token: string,
+  members: string[],
+  message?: string,
+  isPublic = false,
+): Promise<string> {
   const r = await t.gql<{ createChat: { id: string } }>(CREATE_CHAT, { m: members, t: message, p: isPublic }, token);
   if (!r.data?.createChat) throw new Error(`createChat failed: ${JSON.stringify(r.errors)}`);
   return r.data.createChat.id;
@@ -97,10 +112,19 @@ export async function send(t: TestApp, token: string, chatId: string, text: stri
 }
 
 /** Sends `count` messages "<stem> 1".."<stem> count", `parallel` at a time; returns their ids in text order. */
-export async function sendMany(t: TestApp, token: string, chatId: string, count: number, stem = 'm', parallel = 20): Promise<number[]> {
+export async function sendMany(
+  t: TestApp,
+  token: string,
+  chatId: string,
+  count: number,
+  stem = 'm',
+  parallel = 20,
+): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, count - i) }, (_, j) => send(t, token, chatId, `${stem} ${i + j + 1}`));
+    const batch = Array.from({ length: Math.min(parallel, count - i) }, (_, j) =>
+      send(t, token, chatId, `${stem} ${i + j + 1}`),
+    );
     ids.push(...(await Promise.all(batch)));
   }
   return ids;

@@ -27,7 +27,11 @@ export function spawnWorker(env: Record<string, string>): ChildProcess {
 }
 
 /** Runs a command-line entry (`npm run admin`, `npm run import:cities`) to its end. */
-export function runEntry(entry: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runEntry(
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawnEntry(entry, env, args);
     let stdout = '';
@@ -41,7 +45,14 @@ export function runEntry(entry: string, args: string[], env: Record<string, stri
 function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...LIMITS_OFF, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      ...LIMITS_OFF,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -54,7 +65,10 @@ export async function startGateway(env: Record<string, string>, timeoutMs = 20_0
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`gateway did not start within ${timeoutMs} ms:\n${out}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = /"url":"(http:[^"]+)"[^\n]*"msg":"gateway listening"/.exec(out);

@@ -50,7 +50,13 @@ export async function startRedisProcess(dir: string, port: number, extra: string
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  const probe = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
   probe.on('error', () => undefined); // refused connections are expected until the server listens
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -61,7 +67,8 @@ export async function startRedisProcess(dir: string, port: number, extra: string
       break;
     } catch {
       probe.disconnect();
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`redis-server on port ${port} did not start`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -98,7 +105,14 @@ export async function startCluster(): Promise<RunningRedis> {
     const nodeDir = path.join(dir, String(port));
     await run('mkdir', ['-p', nodeDir]);
     servers.push(
-      await startRedisProcess(nodeDir, port, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']),
+      await startRedisProcess(nodeDir, port, [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '2000',
+      ]),
     );
   }
   const addresses = servers.map((s) => `127.0.0.1:${s.port}`);

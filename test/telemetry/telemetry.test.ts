@@ -40,7 +40,9 @@ describe('counters', () => {
     await services.counters.flush();
     expect((await services.counters.samples(name, 1)).length).toBeGreaterThanOrEqual(10);
     expect((await services.counters.samples(name, 5)).length).toBeGreaterThanOrEqual(2);
-    expect(await services.counters.samples(name, 86400)).toEqual([{ time: new Date(Math.floor(start / DAY_MS) * DAY_MS), count: 10 }]);
+    expect(await services.counters.samples(name, 86400)).toEqual([
+      { time: new Date(Math.floor(start / DAY_MS) * DAY_MS), count: 10 },
+    ]);
     expect(await services.counters.list()).toContain(name);
 
     // The default sample count keeps them; two days ahead with a sample count of 0, nothing is left.
@@ -53,24 +55,27 @@ describe('counters', () => {
   });
 
   // Standalone only: a Cluster client does not reconnect after disconnect() the same way; the logic is the same.
-  it.runIf(inject('redis').kind === 'standalone')('keeps counts gathered while Redis is unreachable for the next flush', async () => {
-    const name = uniqueName('kept');
-    const log = createLogger('silent');
-    if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
-    const broken = createRedisClient(t.config.redis, log, 'broken');
-    const offline = createServices(broken, t.config, log);
-    offline.counters.add(name, 3);
-    broken.disconnect();
-    await expect(offline.counters.flush()).rejects.toThrow();
-    await offline.poller.stop();
-    // The same counts, flushed through a live client, arrive whole.
-    await broken.connect();
-    await offline.counters.flush();
-    const samples = await services.counters.samples(name, 60);
-    expect(samples.reduce((sum, s) => sum + s.count, 0)).toBe(3);
-    await offline.close();
-    await closeRedisClient(broken);
-  });
+  it.runIf(inject('redis').kind === 'standalone')(
+    'keeps counts gathered while Redis is unreachable for the next flush',
+    async () => {
+      const name = uniqueName('kept');
+      const log = createLogger('silent');
+      if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
+      const broken = createRedisClient(t.config.redis, log, 'broken');
+      const offline = createServices(broken, t.config, log);
+      offline.counters.add(name, 3);
+      broken.disconnect();
+      await expect(offline.counters.flush()).rejects.toThrow();
+      await offline.poller.stop();
+      // The same counts, flushed through a live client, arrive whole.
+      await broken.connect();
+      await offline.counters.flush();
+      const samples = await services.counters.samples(name, 60);
+      expect(samples.reduce((sum, s) => sum + s.count, 0)).toBe(3);
+      await offline.close();
+      await closeRedisClient(broken);
+    },
+  );
 });
 
 describe('statistics', () => {
@@ -79,7 +84,14 @@ describe('statistics', () => {
     clock = hourStart(Date.now()) + 1_800_000; // in this hour: statistics of an hour over two hours ago expire at once
     for (const v of [5, 10, 15]) services.stats.add(context, 'AccessTime', v);
     await services.stats.flush();
-    expect(await services.stats.get(context, 'AccessTime')).toEqual({ count: 3, sum: 30, min: 5, max: 15, average: 10, stddev: 5 });
+    expect(await services.stats.get(context, 'AccessTime')).toEqual({
+      count: 3,
+      sum: 30,
+      min: 5,
+      max: 15,
+      average: 10,
+      stddev: 5,
+    });
 
     // An hour later the current statistic starts again; the previous hour's is kept.
     clock += 3_600_000;
@@ -99,7 +111,9 @@ describe('logs', () => {
     await services.logs.flush();
     const recent = await services.logs.recent(name, 'INFO', 100);
     expect(recent.map((line) => line.replace(/^\S+ /, ''))).toEqual(['line 5', 'line 4', 'line 3', 'line 2', 'line 1']);
-    expect(await services.logs.common(name, 'ERROR', 20)).toEqual([5, 4, 3, 2, 1].map((i) => ({ message: `message ${i}`, count: i })));
+    expect(await services.logs.common(name, 'ERROR', 20)).toEqual(
+      [5, 4, 3, 2, 1].map((i) => ({ message: `message ${i}`, count: i })),
+    );
   });
 
   it("sends the process's warnings and errors to the gateway log, which admins read", async () => {
@@ -114,14 +128,24 @@ describe('logs', () => {
     await services.logs.flush();
     const admin = await t.signUp('admin');
     const read = (severity: string) =>
-      t.gql<{ recentLogs: string[] }>('query($s: LogSeverity) { recentLogs(name: "gateway", severity: $s, first: 100) }', { s: severity }, admin.token);
+      t.gql<{ recentLogs: string[] }>(
+        'query($s: LogSeverity) { recentLogs(name: "gateway", severity: $s, first: 100) }',
+        { s: severity },
+        admin.token,
+      );
     expect((await read('WARNING')).data!.recentLogs.some((l) => l.endsWith(`${marker} warned`))).toBe(true);
     expect((await read('ERROR')).data!.recentLogs.some((l) => l.endsWith(`${marker} failed`))).toBe(true);
     expect((await read('INFO')).data!.recentLogs.some((l) => l.includes(marker))).toBe(false);
-    const common = await t.gql<{ commonLogs: { message: string; count: number }[] }>('{ commonLogs(name: "gateway", severity: WARNING) { message count } }', {}, admin.token);
+    const common = await t.gql<{ commonLogs: { message: string; count: number }[] }>(
+      '{ commonLogs(name: "gateway", severity: WARNING) { message count } }',
+      {},
+      admin.token,
+    );
     expect(common.data!.commonLogs).toContainEqual({ message: `${marker} warned`, count: 1 });
     const user = await t.signUp();
-    expect((await t.gql('{ recentLogs(name: "gateway") }', {}, user.token)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect((await t.gql('{ recentLogs(name: "gateway") }', {}, user.token)).errors?.[0]?.extensions?.code).toBe(
+      'FORBIDDEN',
+    );
   });
 });
 
@@ -132,7 +156,8 @@ describe('operations', () => {
     const recording = recordCommands(t.redis);
     let sent: string[];
     try {
-      for (let i = 0; i < 3; i++) expect((await t.gql('query WhoAmI { me { username } }', {}, me.token)).errors).toBeUndefined();
+      for (let i = 0; i < 3; i++)
+        expect((await t.gql('query WhoAmI { me { username } }', {}, me.token)).errors).toBeUndefined();
     } finally {
       sent = recording.stop();
     }
@@ -140,7 +165,12 @@ describe('operations', () => {
     expect(sent.filter((name) => !['getex', 'get', 'hget', 'hgetall', 'hmget'].includes(name))).toEqual([]);
 
     await t.app.services.metrics.flush();
-    const r = await t.gql<{ counter: { count: number }[]; stats: { count: number; average: number } | null; slowestOperations: { name: string }[]; counters: string[] }>(
+    const r = await t.gql<{
+      counter: { count: number }[];
+      stats: { count: number; average: number } | null;
+      slowestOperations: { name: string }[];
+      counters: string[];
+    }>(
       '{ counter(name: "WhoAmI", precision: 86400) { count } stats(context: "WhoAmI", type: "AccessTime") { count average } slowestOperations(first: 100) { name } counters }',
       {},
       me.token,
@@ -162,7 +192,9 @@ describe('operations', () => {
     expect(await code('{ slowestOperations(first: 101) { name } }', me.token)).toBe('BAD_USER_INPUT');
     expect(await code('{ counters }')).toBe('UNAUTHENTICATED');
     expect(await code('{ commonLogs(name: "gateway") { count } }', me.token)).toBe('FORBIDDEN');
-    expect((await t.gql('{ stats(context: "never", type: "AccessTime") { count } }', {}, me.token)).data).toEqual({ stats: null });
+    expect((await t.gql('{ stats(context: "never", type: "AccessTime") { count } }', {}, me.token)).data).toEqual({
+      stats: null,
+    });
   });
 });
 
@@ -185,9 +217,15 @@ describe('telemetry bounded against hostile operation names', () => {
     const apps = [await startTestApp(env), await startTestApp(env)];
     try {
       const stem = uniqueName('op');
-      await operate(apps, Array.from({ length: 100 }, (_, i) => `${stem}_${i}`));
+      await operate(
+        apps,
+        Array.from({ length: 100 }, (_, i) => `${stem}_${i}`),
+      );
       const atCap = await prefixMemory(apps[0]!.redis, env.KEY_PREFIX);
-      await operate(apps, Array.from({ length: 1900 }, (_, i) => `${stem}_${i + 100}`));
+      await operate(
+        apps,
+        Array.from({ length: 1900 }, (_, i) => `${stem}_${i + 100}`),
+      );
       const after = await prefixMemory(apps[0]!.redis, env.KEY_PREFIX);
       // A name over 64 characters, or of other characters, is anonymous: no key carries it.
       await operate(apps, [`x${'y'.repeat(900_000)}`, `${'z'.repeat(65)}`]);
@@ -219,10 +257,11 @@ describe('telemetry bounded against hostile operation names', () => {
     }
   });
 
-  it('never lets an operation name collide with the gateway\'s own keys (an operation named slowest is just an operation)', async () => {
+  it("never lets an operation name collide with the gateway's own keys (an operation named slowest is just an operation)", async () => {
     const me = await t.signUp();
     const names = ['slowest', 'names', 'known', 'telemetry'];
-    for (const name of names) expect((await t.gql(`query ${name} { __typename }`, {}, me.token)).errors).toBeUndefined();
+    for (const name of names)
+      expect((await t.gql(`query ${name} { __typename }`, {}, me.token)).errors).toBeUndefined();
     await t.app.services.metrics.flush();
     const r = await t.gql<{ slowestOperations: { name: string; averageSeconds: number }[]; stats: { count: number } }>(
       '{ slowestOperations(first: 100) { name averageSeconds } stats(context: "slowest", type: "AccessTime") { count } }',
@@ -243,7 +282,8 @@ describe('telemetry bounded against hostile operation names', () => {
     const k = keysOf(t.config.keyPrefix).stats(context, 'AccessTime');
     const hourEnds = Math.ceil((clock + 1) / 3_600_000) * 3_600_000;
     // Kept through this hour and the next (as the previous hour), then deleted.
-    for (const key of [k.current, k.start]) expect(Math.abs((await redis.pexpiretime(key)) - (hourEnds + 3_600_000))).toBeLessThan(1000);
+    for (const key of [k.current, k.start])
+      expect(Math.abs((await redis.pexpiretime(key)) - (hourEnds + 3_600_000))).toBeLessThan(1000);
     // Once the hour is over, it is not this hour's statistic any more.
     clock = hourEnds;
     expect(await services.stats.get(context, 'AccessTime')).toBeNull();
@@ -268,7 +308,9 @@ describe('periodic jobs', () => {
     };
     const log = createLogger('silent');
     const options = { concurrency: 1, heartbeatMs: 100, timeoutMs: 500, pollMs: 50 };
-    const workers = [1, 2, 3].map(() => new Worker(t.redis, t.app.services, { handlers: [], jobs: [job] }, options, log));
+    const workers = [1, 2, 3].map(
+      () => new Worker(t.redis, t.app.services, { handlers: [], jobs: [job] }, options, log),
+    );
     workers.forEach((w) => w.start());
     await sleep(1500);
     await Promise.all(workers.map((w) => w.stop(500)));

@@ -12,7 +12,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const admin = (...args: string[]) => runEntry('src/cli/admin.ts', args, { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
+const admin = (...args: string[]) =>
+  runEntry('src/cli/admin.ts', args, { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
 const IS_ADMIN = '{ me { isAdmin } }';
 const GRANT = 'mutation($u: String!) { grantAdmin(username: $u) { username isAdmin } }';
 const REVOKE = 'mutation($u: String!) { revokeAdmin(username: $u) { username isAdmin } }';
@@ -27,7 +28,9 @@ describe('stored admin grants', () => {
     const granted = await admin('grant', boss.username.toUpperCase());
     expect(granted).toMatchObject({ code: 0, stdout: `granted admin to ${boss.username}\n` });
     expect((await t.gql(IS_ADMIN, {}, boss.token)).data).toEqual({ me: { isAdmin: true } });
-    expect((await t.gql('mutation { setMaintenance(enabled: false) }', {}, boss.token)).data).toEqual({ setMaintenance: false });
+    expect((await t.gql('mutation { setMaintenance(enabled: false) }', {}, boss.token)).data).toEqual({
+      setMaintenance: false,
+    });
     expect((await admin('list')).stdout).toBe(`${boss.username}\n`);
 
     // A grant never waits for a name: whoever signs it up later is no admin.
@@ -39,16 +42,28 @@ describe('stored admin grants', () => {
     expect((await t.gql(IS_ADMIN, {}, squatter.token)).data).toEqual({ me: { isAdmin: false } });
 
     // The last grant stays; with a second admin it can go.
-    expect(await admin('revoke', boss.username)).toMatchObject({ code: 1, stderr: expect.stringMatching(/last admin grant/) as unknown });
+    expect(await admin('revoke', boss.username)).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/last admin grant/) as unknown,
+    });
     const deputy = await t.signUp(uniqueName('deputy'));
     expect((await admin('grant', deputy.username)).code).toBe(0);
-    expect(await admin('revoke', boss.username)).toMatchObject({ code: 0, stdout: `revoked admin of ${boss.username}\n` });
+    expect(await admin('revoke', boss.username)).toMatchObject({
+      code: 0,
+      stdout: `revoked admin of ${boss.username}\n`,
+    });
     expect(code(await t.gql('mutation { setMaintenance(enabled: false) }', {}, boss.token))).toBe('FORBIDDEN');
-    expect((await admin('nonsense')).stderr).toMatch(/^admin: usage: npm run admin -- grant NAME \| revoke NAME \| list/);
+    expect((await admin('nonsense')).stderr).toMatch(
+      /^admin: usage: npm run admin -- grant NAME \| revoke NAME \| list/,
+    );
   });
 
   it('lets an admin grant and revoke over GraphQL, at once; strangers are FORBIDDEN; the last admin stays', async () => {
-    const [chief, ops, eve] = [await t.signUp(uniqueName('chief')), await t.signUp(uniqueName('ops')), await t.signUp()];
+    const [chief, ops, eve] = [
+      await t.signUp(uniqueName('chief')),
+      await t.signUp(uniqueName('ops')),
+      await t.signUp(),
+    ];
     await t.redis.del(`${t.config.keyPrefix}users:{admins}`);
     expect((await admin('grant', chief.username)).code).toBe(0);
 
@@ -57,15 +72,23 @@ describe('stored admin grants', () => {
     expect(code(await t.gql(GRANT, { u: uniqueName('nobody') }, chief.token))).toBe('NOT_FOUND');
     expect(code(await t.gql(GRANT, { u: 'no spaces' }, chief.token))).toBe('BAD_USER_INPUT');
 
-    expect((await t.gql(GRANT, { u: ops.username.toUpperCase() }, chief.token)).data).toEqual({ grantAdmin: { username: ops.username, isAdmin: true } });
+    expect((await t.gql(GRANT, { u: ops.username.toUpperCase() }, chief.token)).data).toEqual({
+      grantAdmin: { username: ops.username, isAdmin: true },
+    });
     expect((await t.gql('{ queues { name } }', {}, ops.token)).errors).toBeUndefined();
-    expect((await t.gql(REVOKE, { u: ops.username }, chief.token)).data).toEqual({ revokeAdmin: { username: ops.username, isAdmin: false } });
+    expect((await t.gql(REVOKE, { u: ops.username }, chief.token)).data).toEqual({
+      revokeAdmin: { username: ops.username, isAdmin: false },
+    });
     expect(code(await t.gql('{ queues { name } }', {}, ops.token))).toBe('FORBIDDEN');
 
     const last = await t.gql(REVOKE, { u: chief.username }, chief.token);
     expect(code(last)).toBe('CONFLICT');
     expect((await t.gql(IS_ADMIN, {}, chief.token)).data).toEqual({ me: { isAdmin: true } });
-    const users = await t.gql<{ users: { username: string; isAdmin: boolean }[] }>('query($p: String!) { users(prefix: $p) { username isAdmin } }', { p: chief.username }, eve.token);
+    const users = await t.gql<{ users: { username: string; isAdmin: boolean }[] }>(
+      'query($p: String!) { users(prefix: $p) { username isAdmin } }',
+      { p: chief.username },
+      eve.token,
+    );
     expect(users.data?.users).toEqual([{ username: chief.username, isAdmin: true }]);
   });
 });
@@ -86,6 +109,8 @@ describe('ADMIN_USERS, the development shortcut', () => {
     child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     const exitCode = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(exitCode).toBe(1);
-    expect(stderr).toMatch(/^gateway: ADMIN_USERS is refused with NODE_ENV=production: .*npm run admin -- grant NAME\n$/);
+    expect(stderr).toMatch(
+      /^gateway: ADMIN_USERS is refused with NODE_ENV=production: .*npm run admin -- grant NAME\n$/,
+    );
   });
 });

@@ -7,13 +7,22 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
-import { eventually, postGraphQL, redisEnv, sseSubscribe, startTestApp, uniquePrefix, type TestApp } from '../support/app.js';
+import {
+  eventually,
+  postGraphQL,
+  redisEnv,
+  sseSubscribe,
+  startTestApp,
+  uniquePrefix,
+  type TestApp,
+} from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record } from '../support/chats.js';
 import { startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 
 const ME = '{ me { username } }';
 const SIGN_OUT = 'mutation { signOut }';
-const sessionKey = (prefix: string, token: string) => keysOf(prefix).session(createHash('sha256').update(token).digest('hex'));
+const sessionKey = (prefix: string, token: string) =>
+  keysOf(prefix).session(createHash('sha256').update(token).digest('hex'));
 
 describe('live subscriptions of a revoked token', () => {
   let a: TestApp;
@@ -30,7 +39,10 @@ describe('live subscriptions of a revoked token', () => {
     const chatId = await createChat(a, ann.token, [], 'hello');
     const sse = await Promise.all([a, b].map((app) => sseSubscribe(app.url, MESSAGE_ADDED, { c: chatId }, ann.token)));
     const ws = [a, b].map((app) => record(app.wsClient(ann.token), MESSAGE_ADDED, { c: chatId }));
-    await Promise.all([...sse.map((s) => s.until(() => s.results.length === 1)), ...ws.map((r) => r.until((items) => items.length === 1))]);
+    await Promise.all([
+      ...sse.map((s) => s.until(() => s.results.length === 1)),
+      ...ws.map((r) => r.until((items) => items.length === 1)),
+    ]);
 
     expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
     // Each process heard the ring before confirming it, and signOut waited for both confirmations.
@@ -67,22 +79,25 @@ describe('live subscriptions of a revoked token', () => {
 describe('revocation confirmed by every process', () => {
   // Standalone only: it holds back one process's doorbell connection (a Redis client's socket), which a cluster
   // client spreads over one connection per shard.
-  it.runIf(inject('redis').kind === 'standalone')('signOut waits until a process that heard the ring late has dropped the token', async () => {
-    const env = { KEY_PREFIX: uniquePrefix() };
-    const [a, b] = [await startTestApp(env), await startTestApp(env)];
-    try {
-      const ann = await a.signUp();
-      expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
-      // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
-      const doorbells = (b.app.services.poller as unknown as { subscriber: { stream: Socket } }).subscriber.stream;
-      doorbells.pause();
-      setTimeout(() => doorbells.resume(), 300);
-      expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
-      expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-    }
-  });
+  it.runIf(inject('redis').kind === 'standalone')(
+    'signOut waits until a process that heard the ring late has dropped the token',
+    async () => {
+      const env = { KEY_PREFIX: uniquePrefix() };
+      const [a, b] = [await startTestApp(env), await startTestApp(env)];
+      try {
+        const ann = await a.signUp();
+        expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
+        // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
+        const doorbells = (b.app.services.poller as unknown as { subscriber: { stream: Socket } }).subscriber.stream;
+        doorbells.pause();
+        setTimeout(() => doorbells.resume(), 300);
+        expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
+        expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    },
+  );
 });
 
 describe('revocation across gateway processes', () => {
@@ -114,10 +129,13 @@ describe('revocation across gateway processes', () => {
       while (!trialsDone) await postGraphQL(b, '{ __typename }');
     });
     let accepted = 0;
-    for (let i = 0; i < 100; i++) accepted += (await Promise.all(Array.from({ length: 10 }, trial))).filter(Boolean).length;
+    for (let i = 0; i < 100; i++)
+      accepted += (await Promise.all(Array.from({ length: 10 }, trial))).filter(Boolean).length;
     trialsDone = true;
     await Promise.all(load);
-    console.log(`revocation across two gateway processes: ${accepted} of 1000 trials accepted the token after signOut returned`);
+    console.log(
+      `revocation across two gateway processes: ${accepted} of 1000 trials accepted the token after signOut returned`,
+    );
     expect(accepted).toBe(0);
   });
 });

@@ -3,7 +3,15 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE_FORBIDDEN } from '../../src/gateway/ws.js';
 import { keysOf } from '../support/keys.js';
-import { eventually, recordCommands, startTestApp, uniqueName, wsClient, wsRequest, type TestApp } from '../support/app.js';
+import {
+  eventually,
+  recordCommands,
+  startTestApp,
+  uniqueName,
+  wsClient,
+  wsRequest,
+  type TestApp,
+} from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,15 +19,20 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const SIGN_UP = 'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { id username } } }';
+const SIGN_UP =
+  'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { id username } } }';
 const SIGN_IN = 'mutation($u: String!, $p: String!) { signIn(username: $u, password: $p) { token user { username } } }';
 const ME = '{ me { id username } }';
-const sessionKey = (token: string) => keysOf(t.config.keyPrefix).session(createHash('sha256').update(token).digest('hex'));
+const sessionKey = (token: string) =>
+  keysOf(t.config.keyPrefix).session(createHash('sha256').update(token).digest('hex'));
 
 describe('sign up, sign in, sign out', () => {
   it('signs up, answers me with the token and null without it', async () => {
     const name = uniqueName('alice');
-    const r = await t.gql<{ signUp: { token: string; user: { id: string; username: string } } }>(SIGN_UP, { u: name, p: 'password123' });
+    const r = await t.gql<{ signUp: { token: string; user: { id: string; username: string } } }>(SIGN_UP, {
+      u: name,
+      p: 'password123',
+    });
     expect(r.errors).toBeUndefined();
     expect(r.data?.signUp.user).toEqual({ id: name, username: name });
     expect(r.data?.signUp.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -35,7 +48,10 @@ describe('sign up, sign in, sign out', () => {
     expect(r.data?.signUp.user.username).toBe(stem.toLowerCase());
     const again = await t.gql(SIGN_UP, { u: stem.toUpperCase(), p: 'other-password' });
     expect(again.errors?.[0]?.extensions?.code).toBe('CONFLICT');
-    const signIn = await t.gql<{ signIn: { user: { username: string } } }>(SIGN_IN, { u: stem.toUpperCase(), p: 'password123' });
+    const signIn = await t.gql<{ signIn: { user: { username: string } } }>(SIGN_IN, {
+      u: stem.toUpperCase(),
+      p: 'password123',
+    });
     expect(signIn.data?.signIn.user.username).toBe(stem.toLowerCase());
   });
 
@@ -114,12 +130,17 @@ describe('users(prefix): the directory', () => {
     const stem = uniqueName('dir');
     for (const suffix of ['b', 'a', 'c.x', 'c-y', 'd_1']) await t.signUp(`${stem}${suffix}`);
     await t.signUp(uniqueName('other'));
-    const r = await t.gql<{ users: { username: string }[] }>('query($p: String!, $n: Int) { users(prefix: $p, first: $n) { username } }', {
-      p: stem.toUpperCase(),
-      n: 10,
-    });
+    const r = await t.gql<{ users: { username: string }[] }>(
+      'query($p: String!, $n: Int) { users(prefix: $p, first: $n) { username } }',
+      {
+        p: stem.toUpperCase(),
+        n: 10,
+      },
+    );
     expect(r.data?.users.map((u) => u.username)).toEqual(['a', 'b', 'c-y', 'c.x', 'd_1'].map((s) => stem + s));
-    const two = await t.gql<{ users: unknown[] }>('query($p: String!) { users(prefix: $p, first: 2) { id } }', { p: stem });
+    const two = await t.gql<{ users: unknown[] }>('query($p: String!) { users(prefix: $p, first: 2) { id } }', {
+      p: stem,
+    });
     expect(two.data?.users).toHaveLength(2);
   });
 
@@ -128,7 +149,9 @@ describe('users(prefix): the directory', () => {
     const tooMany = await t.gql('{ users(prefix: "a", first: 101) { id } }');
     expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(tooMany.errors?.[0]?.message).toMatch(/^first:/);
-    expect((await t.gql('{ users(prefix: "a", first: -1) { id } }')).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((await t.gql('{ users(prefix: "a", first: -1) { id } }')).errors?.[0]?.extensions?.code).toBe(
+      'BAD_USER_INPUT',
+    );
   });
 });
 
@@ -195,7 +218,12 @@ describe('sessions cached in each process', () => {
   });
 
   it('empties its cache when a poll finds the revocations moved without a ring', async () => {
-    const other = await startTestApp({ KEY_PREFIX: t.config.keyPrefix, SESSION_TTL: '600', POLL_INTERVAL_MS: '50', POLL_IDLE_MS: '200' });
+    const other = await startTestApp({
+      KEY_PREFIX: t.config.keyPrefix,
+      SESSION_TTL: '600',
+      POLL_INTERVAL_MS: '50',
+      POLL_IDLE_MS: '200',
+    });
     try {
       const { token } = await t.signUp();
       expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();

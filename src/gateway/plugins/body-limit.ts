@@ -6,7 +6,8 @@
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
-const tooLarge = () => createGraphQLError('Request body too large', { extensions: { http: { status: 413 }, code: 'BAD_USER_INPUT' } });
+const tooLarge = () =>
+  createGraphQLError('Request body too large', { extensions: { http: { status: 413 }, code: 'BAD_USER_INPUT' } });
 
 export function useBodyLimits(limits: { uploads: number; others: number }): Plugin {
   return {
@@ -31,7 +32,15 @@ export function useBodyLimits(limits: { uploads: number; others: number }): Plug
           }),
         );
         // @ts-expect-error duplex is needed to send a stream body and missing from the types
-        return requestParser(new fetchAPI.Request(req.url, { method: req.method, headers: req.headers, signal: req.signal, body: counted, duplex: 'half' }));
+        return requestParser(
+          new fetchAPI.Request(req.url, {
+            method: req.method,
+            headers: req.headers,
+            signal: req.signal,
+            body: counted,
+            duplex: 'half',
+          }),
+        );
       });
     },
   };

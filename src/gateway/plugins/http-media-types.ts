@@ -27,7 +27,9 @@ export function useHttpMediaTypes(): Plugin<{ request?: Request }> {
       const request = (args.contextValue as { request?: Request }).request;
       if (!request || acceptsEventStream(request.headers.get('accept'))) return;
       setResultAndStopExecution({
-        errors: [unsupported(406, 'accept: subscriptions over HTTP answer with text/event-stream (SSE); or use WebSocket')],
+        errors: [
+          unsupported(406, 'accept: subscriptions over HTTP answer with text/event-stream (SSE); or use WebSocket'),
+        ],
       });
     },
   };

@@ -10,7 +10,10 @@ import { fromAppError } from '../errors.js';
 import type { RateLimits } from '../../services/ops/limits.js';
 
 export function useOperationLimits(limits: RateLimits): Plugin<Context> {
-  const check = (args: { contextValue: unknown }, refuse: (result: { errors: ReturnType<typeof fromAppError>[] }) => void) => {
+  const check = (
+    args: { contextValue: unknown },
+    refuse: (result: { errors: ReturnType<typeof fromAppError>[] }) => void,
+  ) => {
     const { viewer, address } = args.contextValue as Context;
     const refusal = limits.operation(viewer ? `user:${viewer.username}` : `addr:${address}`);
     const apply = (r: AppError | undefined) => r && refuse({ errors: [fromAppError(r)] });

@@ -3,13 +3,23 @@
  * resolver runs, so an operation is refused whole, never half-applied. Queries and subscriptions pass.
  */
 import type { Plugin } from 'graphql-yoga';
-import { Kind, OperationTypeNode, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import {
+  Kind,
+  OperationTypeNode,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
 import type { Context } from '../../context.js';
 import { graphQLError } from '../errors.js';
 
 const ALLOWED = new Set(['signIn', 'setMaintenance']);
 
-function rootFields(set: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, out: Set<string>): Set<string> {
+function rootFields(
+  set: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  out: Set<string>,
+): Set<string> {
   for (const s of set.selections) {
     if (s.kind === Kind.FIELD) out.add(s.name.value);
     else if (s.kind === Kind.INLINE_FRAGMENT) rootFields(s.selectionSet, fragments, out);
@@ -27,7 +37,8 @@ function mutationFields(document: DocumentNode, operationName: string | null | u
   const operation = document.definitions.find(
     (d) => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
   );
-  if (operation?.kind !== Kind.OPERATION_DEFINITION || operation.operation !== OperationTypeNode.MUTATION) return new Set();
+  if (operation?.kind !== Kind.OPERATION_DEFINITION || operation.operation !== OperationTypeNode.MUTATION)
+    return new Set();
   return rootFields(operation.selectionSet, fragments, new Set());
 }
 
@@ -40,7 +51,9 @@ export function useMaintenanceMode(): Plugin<Context> {
       const ctx = args.contextValue as Context;
       if (await ctx.services.ops.isUnderMaintenance()) {
         setResultAndStopExecution({
-          errors: [graphQLError('MAINTENANCE', 'the gateway is in maintenance mode; writes are paused, try again later')],
+          errors: [
+            graphQLError('MAINTENANCE', 'the gateway is in maintenance mode; writes are paused, try again later'),
+          ],
         });
       }
     },

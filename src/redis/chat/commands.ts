@@ -35,7 +35,11 @@ export async function createChat(
   a: { chatId: string; creator: string; isPublic: boolean; text: string; members: readonly string[] },
 ): Promise<number | Refused> {
   const c = k.chat(a.chatId);
-  const last = await createChatScript(redis, [c.meta, c.seq, c.version, c.members, c.names, c.messages], [a.creator, a.isPublic ? 1 : 0, a.text, c.bell, ...a.members]);
+  const last = await createChatScript(
+    redis,
+    [c.meta, c.seq, c.version, c.members, c.names, c.messages],
+    [a.creator, a.isPublic ? 1 : 0, a.text, c.bell, ...a.members],
+  );
   return last < 0 ? refused(last) : last;
 }
 
@@ -73,12 +77,17 @@ export async function sendMessage(
   if (id === STATUS.SENT_BEFORE) return { sentBefore: sentAt };
   if (id < 0) return refused(id);
   const claimed: Sent['gaps'] = [];
-  for (let i = 0; i + 2 < gaps.length; i += 3) claimed.push({ user: String(gaps[i]), from: Number(gaps[i + 1]), to: Number(gaps[i + 2]) });
+  for (let i = 0; i + 2 < gaps.length; i += 3)
+    claimed.push({ user: String(gaps[i]), from: Number(gaps[i + 1]), to: Number(gaps[i + 2]) });
   return { id, sentAt, members: members ? members.split(',') : null, gaps: claimed };
 }
 
 /** Clears the gap of `member` from the chat's outbox after its delivery, unless it grew meanwhile. */
-export async function gapDelivered(redis: RedisClient, k: ChatKeys, a: { chatId: string; member: string; from: number; to: number }): Promise<void> {
+export async function gapDelivered(
+  redis: RedisClient,
+  k: ChatKeys,
+  a: { chatId: string; member: string; from: number; to: number },
+): Promise<void> {
   await gapDeliveredScript(redis, [k.chat(a.chatId).gaps], [a.member, a.from, a.to]);
 }
 
@@ -89,7 +98,11 @@ export async function joinChat(
   a: { chatId: string; user: string; by: string; maxMembers: number },
 ): Promise<{ added: boolean; last: number } | Refused> {
   const c = k.chat(a.chatId);
-  const [status, last] = await joinChatScript(redis, [c.meta, c.seq, c.version, c.members, c.names], [a.user, a.by, c.bell, a.maxMembers]);
+  const [status, last] = await joinChatScript(
+    redis,
+    [c.meta, c.seq, c.version, c.members, c.names],
+    [a.user, a.by, c.bell, a.maxMembers],
+  );
   return status! < 0 ? refused(status!) : { added: status === 1, last: last! };
 }
 
@@ -109,7 +122,11 @@ export async function leaveChat(
 }
 
 /** Moves the read position of `member` up to `upTo` (never back); the position. */
-export async function markRead(redis: RedisClient, k: ChatKeys, a: { chatId: string; member: string; upTo: number; history: number }): Promise<number | Refused> {
+export async function markRead(
+  redis: RedisClient,
+  k: ChatKeys,
+  a: { chatId: string; member: string; upTo: number; history: number },
+): Promise<number | Refused> {
   const c = k.chat(a.chatId);
   const position = await markReadScript(redis, [c.meta, c.seq, c.members, c.messages], [a.member, a.upTo, a.history]);
   return position < 0 ? refused(position) : position;
@@ -125,7 +142,11 @@ export async function readChat(
   a: { chatId: string; after: number; limit: number; readers: readonly string[] },
 ): Promise<{ version: number; positions: number[]; messages: string[] } | null> {
   const c = k.chat(a.chatId);
-  const reply = await readChatScript(redis, [c.meta, c.members, c.messages, c.version], [a.after, a.limit, ...a.readers]);
+  const reply = await readChatScript(
+    redis,
+    [c.meta, c.members, c.messages, c.version],
+    [a.after, a.limit, ...a.readers],
+  );
   if (reply.length === 0) return null;
   return {
     version: reply[0] as number,
@@ -139,22 +160,51 @@ export async function chatState(
   redis: RedisClient,
   k: ChatKeys,
   a: { chatId: string; viewer: string },
-): Promise<{ isPublic: boolean; createdAt: number; lastAt: number; lastMessageId: number; memberCount: number; readUpTo: number | null } | null> {
+): Promise<{
+  isPublic: boolean;
+  createdAt: number;
+  lastAt: number;
+  lastMessageId: number;
+  memberCount: number;
+  readUpTo: number | null;
+} | null> {
   const c = k.chat(a.chatId);
   const s = await chatStateScript(redis, [c.meta, c.seq, c.members], [a.viewer]);
   if (s.length === 0) return null;
-  const [isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo] = s as [number, number, number, number, number, number];
-  return { isPublic: isPublic === 1, createdAt, lastAt, lastMessageId, memberCount, readUpTo: readUpTo < 0 ? null : readUpTo };
+  const [isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo] = s as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return {
+    isPublic: isPublic === 1,
+    createdAt,
+    lastAt,
+    lastMessageId,
+    memberCount,
+    readUpTo: readUpTo < 0 ? null : readUpTo,
+  };
 }
 
 /** Adds chat `chatId` to, or removes it from, the index of `user`'s chats; whether the index changed. */
-export async function indexChat(redis: RedisClient, k: ChatKeys, a: { user: string; op: 'add' | 'remove'; chatId: string }): Promise<boolean> {
+export async function indexChat(
+  redis: RedisClient,
+  k: ChatKeys,
+  a: { user: string; op: 'add' | 'remove'; chatId: string },
+): Promise<boolean> {
   const u = k.user(a.user);
   return (await indexChatScript(redis, [u.chats, u.chatsVersion], [a.op, a.chatId, u.bell])) === 1;
 }
 
 /** Moves `names` to the front of `user`'s recent contacts (the last ends up first), keeping `cap`. */
-export async function touchContacts(redis: RedisClient, k: ChatKeys, a: { user: string; cap: number; names: readonly string[] }): Promise<void> {
+export async function touchContacts(
+  redis: RedisClient,
+  k: ChatKeys,
+  a: { user: string; cap: number; names: readonly string[] },
+): Promise<void> {
   await touchContactsScript(redis, [k.user(a.user).contacts], [a.cap, ...a.names]);
 }
 
@@ -165,7 +215,11 @@ export function notify(
   a: { user: string; kind: string; text: string; data: Record<string, unknown> | undefined; cap: number },
 ): Promise<number> {
   const u = k.user(a.user);
-  return notifyScript(redis, [u.inbox, u.inboxSeq], [a.kind, a.text, a.data ? JSON.stringify(a.data) : '', a.cap, u.bell]);
+  return notifyScript(
+    redis,
+    [u.inbox, u.inboxSeq],
+    [a.kind, a.text, a.data ? JSON.stringify(a.data) : '', a.cap, u.bell],
+  );
 }
 
 /** Records scheduled message `id` and enqueues `task` to send it at `sendAt`; false past `pendingMax` pending (nothing written). */
@@ -198,7 +252,15 @@ export async function claimScheduledMessage(
 export async function finishScheduledMessage(
   redis: RedisClient,
   k: ChatKeys,
-  a: { id: string; chatId: string; sender: string; status: 'SENT' | 'FAILED'; value: string | number; retentionMs: number; doneKept: number },
+  a: {
+    id: string;
+    chatId: string;
+    sender: string;
+    status: 'SENT' | 'FAILED';
+    value: string | number;
+    retentionMs: number;
+    doneKept: number;
+  },
 ): Promise<boolean> {
   const s = k.scheduled();
   const field = a.status === 'SENT' ? 'messageId' : 'reason';

@@ -18,13 +18,21 @@ const heartbeatScript = script<string[]>('heartbeat');
 const requeueTasksScript = script<number>('requeueTasks');
 
 /** Takes lock `name` with token `token` for `leaseMs`: its fencing token (> 0), or minus the ms left on the holder's lease. */
-export function acquireLock(redis: RedisClient, k: CoordinationKeys, a: { name: string; token: string; leaseMs: number }): Promise<number> {
+export function acquireLock(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { name: string; token: string; leaseMs: number },
+): Promise<number> {
   const lock = k.lock(a.name);
   return acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
 }
 
 /** Gives the holder `token` of lock `name` `leaseMs` from now; false when its lease had ended. */
-export async function extendLock(redis: RedisClient, k: CoordinationKeys, a: { name: string; token: string; leaseMs: number }): Promise<boolean> {
+export async function extendLock(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { name: string; token: string; leaseMs: number },
+): Promise<boolean> {
   return (await extendLockScript(redis, [k.lock(a.name).owner], [a.token, a.leaseMs])) === 1;
 }
 
@@ -39,7 +47,11 @@ export function handOffLock(
 }
 
 /** Frees lock `name` held with `token` and rings its doorbell; false when the lease had ended. */
-export async function releaseLock(redis: RedisClient, k: CoordinationKeys, a: { name: string; token: string }): Promise<boolean> {
+export async function releaseLock(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { name: string; token: string },
+): Promise<boolean> {
   const lock = k.lock(a.name);
   return (await releaseLockScript(redis, [lock.owner], [a.token, lock.bell])) === 1;
 }
@@ -54,25 +66,41 @@ export async function acquireSemaphore(
 }
 
 /** Gives `holder` of semaphore `name` `timeoutMs` from now; false when it had been dropped. */
-export async function refreshSemaphore(redis: RedisClient, k: CoordinationKeys, a: { name: string; timeoutMs: number; holder: string }): Promise<boolean> {
+export async function refreshSemaphore(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { name: string; timeoutMs: number; holder: string },
+): Promise<boolean> {
   return (await refreshSemaphoreScript(redis, [k.semaphore(a.name)], [a.timeoutMs, a.holder])) === 1;
 }
 
 /** Adds `task` (its JSON) to `queue`, ready now or after `delayMs`. */
-export async function enqueueTask(redis: RedisClient, k: CoordinationKeys, a: { queue: string; task: string; delayMs: number }): Promise<void> {
+export async function enqueueTask(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { queue: string; task: string; delayMs: number },
+): Promise<void> {
   const q = k.queue(a.queue);
   await enqueueTaskScript(redis, [q.ready, q.delayed], [a.task, a.delayMs]);
 }
 
 /** Moves up to `max` due tasks of `queue` to its ready list: how many, and ms until the next is due (-1: none). */
-export async function promoteTasks(redis: RedisClient, k: CoordinationKeys, a: { queue: string; max: number }): Promise<{ moved: number; nextDueMs: number }> {
+export async function promoteTasks(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { queue: string; max: number },
+): Promise<{ moved: number; nextDueMs: number }> {
   const q = k.queue(a.queue);
   const [moved, nextDueMs] = await promoteTasksScript(redis, [q.ready, q.delayed], [a.max]);
   return { moved, nextDueMs };
 }
 
 /** Moves up to `max` ready tasks of `queue` to the active list of `workerId`, without waiting; their JSON. */
-export function takeTasks(redis: RedisClient, k: CoordinationKeys, a: { queue: string; workerId: string; max: number }): Promise<string[]> {
+export function takeTasks(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { queue: string; workerId: string; max: number },
+): Promise<string[]> {
   const q = k.queue(a.queue);
   return takeTasksScript(redis, [q.ready, q.active(a.workerId)], [a.max]);
 }
@@ -84,15 +112,31 @@ export function takeTasks(redis: RedisClient, k: CoordinationKeys, a: { queue: s
 export async function retryTask(
   redis: RedisClient,
   k: CoordinationKeys,
-  a: { queue: string; workerId: string; taken: string; returned: string; delayMs: number; error: string; failedKept: number },
+  a: {
+    queue: string;
+    workerId: string;
+    taken: string;
+    returned: string;
+    delayMs: number;
+    error: string;
+    failedKept: number;
+  },
 ): Promise<boolean> {
   const q = k.queue(a.queue);
-  const reply = await retryTaskScript(redis, [q.active(a.workerId), q.delayed, q.failed], [a.taken, a.returned, a.delayMs, a.error, a.failedKept]);
+  const reply = await retryTaskScript(
+    redis,
+    [q.active(a.workerId), q.delayed, q.failed],
+    [a.taken, a.returned, a.delayMs, a.error, a.failedKept],
+  );
   return reply === 1;
 }
 
 /** Records `workerId` of `queue` as alive; the workers quiet for longer than `timeoutMs`. */
-export function heartbeat(redis: RedisClient, k: CoordinationKeys, a: { queue: string; workerId: string; timeoutMs: number }): Promise<string[]> {
+export function heartbeat(
+  redis: RedisClient,
+  k: CoordinationKeys,
+  a: { queue: string; workerId: string; timeoutMs: number },
+): Promise<string[]> {
   return heartbeatScript(redis, [k.queue(a.queue).workers], [a.workerId, a.timeoutMs]);
 }
 
@@ -106,6 +150,10 @@ export async function requeueTasks(
   a: { queue: string; workerId: string; timeoutMs: number; failedKept: number },
 ): Promise<number | 'alive'> {
   const q = k.queue(a.queue);
-  const returned = await requeueTasksScript(redis, [q.active(a.workerId), q.ready, q.workers, q.failed], [a.workerId, a.timeoutMs, a.failedKept]);
+  const returned = await requeueTasksScript(
+    redis,
+    [q.active(a.workerId), q.ready, q.workers, q.failed],
+    [a.workerId, a.timeoutMs, a.failedKept],
+  );
   return returned === STATUS.ALIVE ? 'alive' : returned;
 }

@@ -19,5 +19,9 @@ export function cityByIp(pipeline: ChainableCommander, k: GeoKeys, a: { family: 
 /** Puts the data an import loaded in place of the live data, at once. */
 export async function swapCities(redis: RedisClient, k: GeoKeys): Promise<void> {
   const [live, loading] = [k.geo(), k.geo('loading')];
-  await swapCitiesScript(redis, [live.ranges4, live.ranges6, live.cities, loading.ranges4, loading.ranges6, loading.cities, live.generation], []);
+  await swapCitiesScript(
+    redis,
+    [live.ranges4, live.ranges6, live.cities, loading.ranges4, loading.ranges6, loading.cities, live.generation],
+    [],
+  );
 }

@@ -7,7 +7,8 @@ export function geoKeys({ key }: Keyspace) {
   return {
     /** the IP-to-city index, all on one slot; `loading` ones are filled by an import and swapped in at its end */
     geo: (stage: 'live' | 'loading' = 'live') => {
-      const g = (name: string) => (stage === 'loading' ? key('geo', 'cities', name, 'loading') : key('geo', 'cities', name));
+      const g = (name: string) =>
+        stage === 'loading' ? key('geo', 'cities', name, 'loading') : key('geo', 'cities', name);
       return {
         /** sorted set, every score 0: "<first hex>|<last hex>|<latitude>|<longitude>|<city id>", by ZRANGEBYLEX */
         ranges4: g('ranges4'),

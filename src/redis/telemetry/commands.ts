@@ -15,7 +15,11 @@ export async function addCounts(
   k: TelemetryKeys,
   a: { name: string; precisions: readonly number[]; counts: Iterable<[number, number]> },
 ): Promise<void> {
-  await addCountsScript(redis, a.precisions.map((p) => k.counter(a.name, p)), [...a.precisions, ...[...a.counts].flat()]);
+  await addCountsScript(
+    redis,
+    a.precisions.map((p) => k.counter(a.name, p)),
+    [...a.precisions, ...[...a.counts].flat()],
+  );
 }
 
 /**
@@ -32,7 +36,11 @@ export async function admitCounterNames(
 }
 
 /** Drops the samples of counter `name` at `precision` older than `cutoff` (s); returns how many are left. */
-export function cleanCounter(redis: RedisClient, k: TelemetryKeys, a: { name: string; precision: number; cutoff: number }): Promise<number> {
+export function cleanCounter(
+  redis: RedisClient,
+  k: TelemetryKeys,
+  a: { name: string; precision: number; cutoff: number },
+): Promise<number> {
   return cleanCounterScript(redis, [k.counter(a.name, a.precision)], [a.cutoff]);
 }
 
@@ -40,10 +48,23 @@ export function cleanCounter(redis: RedisClient, k: TelemetryKeys, a: { name: st
 export async function addStats(
   redis: RedisClient,
   k: TelemetryKeys,
-  a: { context: string; type: string; hour: number; count: number; sum: number; sumsq: number; min: number; max: number },
+  a: {
+    context: string;
+    type: string;
+    hour: number;
+    count: number;
+    sum: number;
+    sumsq: number;
+    min: number;
+    max: number;
+  },
 ): Promise<{ count: number; sum: number }> {
   const s = k.stats(a.context, a.type);
-  const [count, sum] = await addStatsScript(redis, [s.current, s.start, s.last, s.lastStart], [a.hour, a.count, a.sum, a.sumsq, a.min, a.max]);
+  const [count, sum] = await addStatsScript(
+    redis,
+    [s.current, s.start, s.last, s.lastStart],
+    [a.hour, a.count, a.sum, a.sumsq, a.min, a.max],
+  );
   return { count: Number(count), sum: Number(sum) };
 }
 
@@ -54,5 +75,9 @@ export async function writeLog(
   a: { name: string; severity: string; hour: number; recentKept: number; commonKept: number; lines: readonly string[] },
 ): Promise<void> {
   const l = k.log(a.name, a.severity);
-  await writeLogScript(redis, [l.recent, l.common, l.start, l.last, l.lastStart], [a.hour, a.recentKept, a.commonKept, ...a.lines]);
+  await writeLogScript(
+    redis,
+    [l.recent, l.common, l.start, l.last, l.lastStart],
+    [a.hour, a.recentKept, a.commonKept, ...a.lines],
+  );
 }

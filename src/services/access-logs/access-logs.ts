@@ -61,7 +61,10 @@ class LocalCities {
 
   async load(redis: RedisClient, keys: GeoKeys, generation: string | null): Promise<void> {
     const g = keys.geo();
-    for (const [family, key] of [[4, g.ranges4], [6, g.ranges6]] as const) {
+    for (const [family, key] of [
+      [4, g.ranges4],
+      [6, g.ranges6],
+    ] as const) {
       const t = { starts: [] as string[], ends: [] as string[], ids: [] as string[] };
       // In pages: a full city dataset has millions of ranges, too many for one reply.
       for (let from = 0; ; from += LOAD_PAGE) {
@@ -139,7 +142,8 @@ export class AccessLogService {
   /** Stores an admin's upload and announces it to the processors. */
   async upload(uploader: string, file: File): Promise<LogUpload> {
     if (file.size === 0) throw badInput('file', 'is empty');
-    if (file.size > this.options.uploadMaxBytes) throw badInput('file', `must be at most ${this.options.uploadMaxBytes} bytes`);
+    if (file.size > this.options.uploadMaxBytes)
+      throw badInput('file', `must be at most ${this.options.uploadMaxBytes} bytes`);
     const chatId = await this.processingChat();
     const id = randomBytes(9).toString('base64url');
     const u = this.k.upload(id);
@@ -155,11 +159,14 @@ export class AccessLogService {
     });
     if (!reserved) throw new AppError('BUSY', 'uploads waiting to be processed hold too much already; try again later');
     try {
-      for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>) await this.redis.append(u.data, Buffer.from(chunk));
+      for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>)
+        await this.redis.append(u.data, Buffer.from(chunk));
       await this.redis.hset(u.record, 'status', 'PROCESSING');
       await this.chats.sendMessage(chatId, `${SYSTEM_PREFIX}1`, JSON.stringify({ upload: id }));
     } catch (err) {
-      await commands.releaseUpload(this.redis, this.keys, { id, status: 'FAILED', keptMs: RECORD_KEPT_MS }).catch(() => undefined);
+      await commands
+        .releaseUpload(this.redis, this.keys, { id, status: 'FAILED', keptMs: RECORD_KEPT_MS })
+        .catch(() => undefined);
       throw err;
     }
     return { id, filename, bytes: file.size, status: 'PROCESSING' };
@@ -195,7 +202,13 @@ export class AccessLogService {
 
   private async processShare(id: string, share: number): Promise<void> {
     const u = this.k.upload(id);
-    const [status, processorsText, uploader, filename] = await this.redis.hmget(u.record, 'status', 'processors', 'uploader', 'filename');
+    const [status, processorsText, uploader, filename] = await this.redis.hmget(
+      u.record,
+      'status',
+      'processors',
+      'uploader',
+      'filename',
+    );
     if (status !== 'PROCESSING' || !processorsText || !uploader) return; // done, failed, or gone
     const processors = Number(processorsText);
     const generation = await this.redis.get(this.keys.geo().generation);
@@ -224,14 +237,25 @@ export class AccessLogService {
         entry.counts.set(place, (entry.counts.get(place) ?? 0) + 1);
       }
     }
-    const outcome = await commands.finishShare(this.redis, this.keys, { id, share, lines, errors, visits: [...visits.values()] });
+    const outcome = await commands.finishShare(this.redis, this.keys, {
+      id,
+      share,
+      lines,
+      errors,
+      visits: [...visits.values()],
+    });
     if (outcome.status !== 'last') return;
     await commands.releaseUpload(this.redis, this.keys, { id, status: 'DONE', keptMs: RECORD_KEPT_MS });
-    await this.notifications.notify(uploader, 'logProcessed', `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`, {
-      upload: id,
-      lines: outcome.lines,
-      errors: outcome.errors,
-    });
+    await this.notifications.notify(
+      uploader,
+      'logProcessed',
+      `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`,
+      {
+        upload: id,
+        lines: outcome.lines,
+        errors: outcome.errors,
+      },
+    );
     this.log.info({ upload: id, lines: outcome.lines, errors: outcome.errors }, 'access log processed');
   }
 

@@ -11,7 +11,15 @@ export function createAccessLogs(
   { redis, space, config, log }: Base,
   { users, chats, notifications }: { users: UserService; chats: ChatService; notifications: NotificationService },
 ): Domain<{ accessLogs: AccessLogService }> {
-  const accessLogs = new AccessLogService(redis, { ...accessLogKeys(space), ...geoKeys(space) }, users, chats, notifications, config.accessLogs, log);
+  const accessLogs = new AccessLogService(
+    redis,
+    { ...accessLogKeys(space), ...geoKeys(space) },
+    users,
+    chats,
+    notifications,
+    config.accessLogs,
+    log,
+  );
   return {
     services: { accessLogs },
     // Processor k of N: one worker at a time runs each.

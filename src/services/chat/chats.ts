@@ -114,7 +114,9 @@ export function parseMessage(chatId: string, json: string): Message {
 }
 
 export class ChatService {
-  private readonly reader = new DataLoader<ReadRequest, ChatRead>((requests) => this.readBatch(requests), { cache: false });
+  private readonly reader = new DataLoader<ReadRequest, ChatRead>((requests) => this.readBatch(requests), {
+    cache: false,
+  });
 
   constructor(
     private readonly redis: RedisClient,
@@ -127,7 +129,12 @@ export class ChatService {
   ) {}
 
   /** Creates a chat of `creator` and `members`, with an optional first message. Returns its id. */
-  async createChat(creator: string, rawMembers: readonly string[], text: string | null, isPublic: boolean): Promise<string> {
+  async createChat(
+    creator: string,
+    rawMembers: readonly string[],
+    text: string | null,
+    isPublic: boolean,
+  ): Promise<string> {
     const members = [...new Set(rawMembers.map((m) => normalizeUsername(m, 'members')))].filter((m) => m !== creator);
     if (members.length + 1 > this.limits.maxMembers) {
       throw badInput('members', `a chat has at most ${this.limits.maxMembers} members`);
@@ -138,11 +145,19 @@ export class ChatService {
 
     const id = String(await this.redis.incr(this.keys.chatIds()));
     await Promise.all([creator, ...members].map((m) => this.index(m, 'add', id)));
-    const created = await commands.createChat(this.redis, this.keys, { chatId: id, creator, isPublic, text: text ?? '', members });
+    const created = await commands.createChat(this.redis, this.keys, {
+      chatId: id,
+      creator,
+      isPublic,
+      text: text ?? '',
+      members,
+    });
     if (isRefused(created)) throw new Error(`chat id ${id} was already taken`);
     await this.afterCommit('createChat', [
       this.contacts.touch(creator, members),
-      ...members.map((m) => this.notifications.notify(m, 'added', `${creator} added you to chat ${id}`, { chatId: id, by: creator })),
+      ...members.map((m) =>
+        this.notifications.notify(m, 'added', `${creator} added you to chat ${id}`, { chatId: id, by: creator }),
+      ),
     ]);
     return id;
   }
@@ -170,7 +185,12 @@ export class ChatService {
 
   /** Leaves a chat; the last member leaving deletes it. */
   async leaveChat(chatId: string, user: string): Promise<void> {
-    const left = await commands.leaveChat(this.redis, this.keys, { chatId, member: user, history: this.limits.history, by: '' });
+    const left = await commands.leaveChat(this.redis, this.keys, {
+      chatId,
+      member: user,
+      history: this.limits.history,
+      by: '',
+    });
     // Not a member (or no such chat): an index entry a crash left behind still goes, so the user can clear it.
     await this.unindex(user, chatId);
     if (isRefused(left)) throw refusal(left, chatId);
@@ -180,7 +200,12 @@ export class ChatService {
   async removeChatMember(chatId: string, by: string, rawUser: string): Promise<void> {
     const user = normalizeUsername(rawUser);
     if (user === by) throw badInput('username', 'to remove yourself, leave the chat');
-    const removed = await commands.leaveChat(this.redis, this.keys, { chatId, member: user, history: this.limits.history, by });
+    const removed = await commands.leaveChat(this.redis, this.keys, {
+      chatId,
+      member: user,
+      history: this.limits.history,
+      by,
+    });
     if (isRefused(removed)) throw refusal(removed, chatId, user);
     await this.unindex(user, chatId);
     await this.afterCommit('removeChatMember', [
@@ -203,7 +228,12 @@ export class ChatService {
   }
 
   /** Stores a message whose text checkText returned. */
-  private async store(chatId: string, sender: string, text: string, scheduledId: string): Promise<{ id: number; sentAt: number }> {
+  private async store(
+    chatId: string,
+    sender: string,
+    text: string,
+    scheduledId: string,
+  ): Promise<{ id: number; sentAt: number }> {
     const sent = await commands.sendMessage(this.redis, this.keys, {
       chatId,
       sender,
@@ -227,7 +257,12 @@ export class ChatService {
   /** Moves `user`'s read position up to `upTo` (never backwards); returns the position. */
   async markRead(chatId: string, user: string, upTo: number): Promise<number> {
     if (!Number.isSafeInteger(upTo) || upTo < 0) throw badInput('upTo', 'must be a message id (an integer ≥ 0)');
-    const position = await commands.markRead(this.redis, this.keys, { chatId, member: user, upTo, history: this.limits.history });
+    const position = await commands.markRead(this.redis, this.keys, {
+      chatId,
+      member: user,
+      upTo,
+      history: this.limits.history,
+    });
     if (isRefused(position)) throw refusal(position, chatId);
     return position;
   }
@@ -238,7 +273,8 @@ export class ChatService {
    * issued in the same tick (every subscriber of a chat woken by one move) share one script call.
    */
   async read(chatId: string, user: string, after: number | null, first: number): Promise<ChatRead> {
-    if (after !== null && (!Number.isSafeInteger(after) || after < 0)) throw badInput('after', 'must be a message id (an integer ≥ 0)');
+    if (after !== null && (!Number.isSafeInteger(after) || after < 0))
+      throw badInput('after', 'must be a message id (an integer ≥ 0)');
     checkPage('first', first, MESSAGES_PAGE_MAX);
     return this.reader.load({ chatId, user, after, first });
   }
@@ -250,7 +286,15 @@ export class ChatService {
         const s = await commands.chatState(this.redis, this.keys, { chatId: id, viewer });
         if (!s) return null;
         const { isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo } = s;
-        return { id, isPublic, createdAt: new Date(createdAt), lastActivityAt: new Date(lastAt), lastMessageId, memberCount, readUpTo };
+        return {
+          id,
+          isPublic,
+          createdAt: new Date(createdAt),
+          lastActivityAt: new Date(lastAt),
+          lastMessageId,
+          memberCount,
+          readUpTo,
+        };
       }),
     );
   }
@@ -301,7 +345,12 @@ export class ChatService {
         const { chatId, after, first } = requests[indexes[0]!]!;
         const readers = [...new Set(indexes.map((i) => requests[i]!.user))];
         try {
-          const read = await commands.readChat(this.redis, this.keys, { chatId, after: after ?? -1, limit: first, readers });
+          const read = await commands.readChat(this.redis, this.keys, {
+            chatId,
+            after: after ?? -1,
+            limit: first,
+            readers,
+          });
           const messages = (read?.messages ?? []).map((json) => parseMessage(chatId, json));
           for (const i of indexes) {
             if (!read) {
@@ -347,14 +396,23 @@ export class ChatService {
   private async afterCommit(operation: string, work: Promise<unknown>[]): Promise<void> {
     const results = await Promise.allSettled(work);
     for (const r of results) {
-      if (r.status === 'rejected') this.log.warn({ err: r.reason instanceof Error ? r.reason.message : String(r.reason), operation }, 'follow-up of a committed write failed');
+      if (r.status === 'rejected')
+        this.log.warn(
+          { err: r.reason instanceof Error ? r.reason.message : String(r.reason), operation },
+          'follow-up of a committed write failed',
+        );
     }
   }
 
   /** Index first, then the chat; undoes the index entry it wrote if the chat refuses. Returns whether added. */
   private async enter(chatId: string, user: string, by: string): Promise<boolean> {
     const indexed = await this.index(user, 'add', chatId);
-    const joined = await commands.joinChat(this.redis, this.keys, { chatId, user, by, maxMembers: this.limits.maxMembers });
+    const joined = await commands.joinChat(this.redis, this.keys, {
+      chatId,
+      user,
+      by,
+      maxMembers: this.limits.maxMembers,
+    });
     if (!isRefused(joined)) return joined.added;
     if (indexed) await this.unindex(user, chatId);
     throw refusal(joined, chatId);
@@ -365,7 +423,12 @@ export class ChatService {
     await Promise.all(
       gaps.map(({ user, from, to }) =>
         this.notifications
-          .notify(user, 'gap', `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`, { chatId, from, to })
+          .notify(
+            user,
+            'gap',
+            `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`,
+            { chatId, from, to },
+          )
           .then(() => commands.gapDelivered(this.redis, this.keys, { chatId, member: user, from, to })),
       ),
     );

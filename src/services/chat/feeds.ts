@@ -33,7 +33,12 @@ export class FeedService {
    * `confirmReceipt`). A one-chat stream ends with FORBIDDEN when the viewer stops being a member; an all-chats
    * stream follows the viewer's joins and leaves. Check membership before calling.
    */
-  messageAdded(viewer: string, chatId: string | null, markRead: boolean, confirmReceipt?: () => Promise<void>): Repeater<Message | AppError> {
+  messageAdded(
+    viewer: string,
+    chatId: string | null,
+    markRead: boolean,
+    confirmReceipt?: () => Promise<void>,
+  ): Repeater<Message | AppError> {
     return MessageStream.open<Message>(this.poller, {
       mailbox: (id) => ({
         head: this.chats.head(id),
@@ -43,11 +48,14 @@ export class FeedService {
         },
         fromRing: (ring) => this.ringMessage(id, ring),
       }),
-      follow: chatId !== null ? [chatId] : { head: this.chats.indexHead(viewer), keys: () => this.chats.chatIdsOf(viewer) },
-      delivered: markRead ? async (id, upTo) => ((await this.chats.markRead(id, viewer, upTo)), true) : undefined,
+      follow:
+        chatId !== null ? [chatId] : { head: this.chats.indexHead(viewer), keys: () => this.chats.chatIdsOf(viewer) },
+      delivered: markRead ? async (id, upTo) => (await this.chats.markRead(id, viewer, upTo), true) : undefined,
       confirmReceipt,
       lost: (id, err) =>
-        AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND') ? new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`) : undefined,
+        AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')
+          ? new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`)
+          : undefined,
       batch: FEED_BATCH,
       retryMs: RETRY_MS,
       log: this.log.child({ viewer }),

@@ -26,22 +26,47 @@ export interface ChatLoaders {
 export function createChat(
   { redis, space, config, log }: Base,
   { poller, users, queues }: { poller: MailboxPoller; users: UserService; queues: QueueService },
-): Domain<{ contacts: ContactService; notifications: NotificationService; chats: ChatService; feeds: FeedService; scheduled: ScheduledMessageService }, ChatLoaders> {
+): Domain<
+  {
+    contacts: ContactService;
+    notifications: NotificationService;
+    chats: ChatService;
+    feeds: FeedService;
+    scheduled: ScheduledMessageService;
+  },
+  ChatLoaders
+> {
   const keys = chatKeys(space);
   const contacts = new ContactService(redis, keys);
   const notifications = new NotificationService(redis, keys);
   const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
-  const scheduled = new ScheduledMessageService(redis, { ...keys, ...coordinationKeys(space) }, chats, queues, notifications, log);
+  const scheduled = new ScheduledMessageService(
+    redis,
+    { ...keys, ...coordinationKeys(space) },
+    chats,
+    queues,
+    notifications,
+    log,
+  );
   return {
     services: { contacts, notifications, chats, feeds: new FeedService(chats, notifications, poller, log), scheduled },
     loaders: (viewer) => ({
       chatState: new DataLoader((ids) => chats.states(ids, viewer ?? '')),
       chatMembers: new DataLoader(
         // A bad argument fails its own query only (DataLoader takes an Error in place of a value).
-        (queries) => Promise.all(queries.map(([id, prefix, first]) => chats.members(id, prefix, first).catch((err: Error) => err))),
+        (queries) =>
+          Promise.all(
+            queries.map(([id, prefix, first]) => chats.members(id, prefix, first).catch((err: Error) => err)),
+          ),
         { cacheKeyFn: (q) => q.join('\0') },
       ),
     }),
-    handlers: [{ queue: scheduled.queueName, name: SEND_SCHEDULED_MESSAGE, run: (args) => scheduled.deliver((args as { id: string }).id) }],
+    handlers: [
+      {
+        queue: scheduled.queueName,
+        name: SEND_SCHEDULED_MESSAGE,
+        run: (args) => scheduled.deliver((args as { id: string }).id),
+      },
+    ],
   };
 }

@@ -59,6 +59,12 @@ export class NotificationService {
 }
 
 function parseNotification(json: string): Notification {
-  const raw = JSON.parse(json) as { id: number; kind: NotificationKind; text: string; data?: Record<string, unknown>; createdAt: number };
+  const raw = JSON.parse(json) as {
+    id: number;
+    kind: NotificationKind;
+    text: string;
+    data?: Record<string, unknown>;
+    createdAt: number;
+  };
   return { id: raw.id, kind: raw.kind, text: raw.text, data: raw.data ?? null, createdAt: new Date(raw.createdAt) };
 }

@@ -71,8 +71,20 @@ export class ScheduledMessageService {
     await this.chats.requireMember(chatId, sender);
     const id = randomBytes(12).toString('base64url');
     const task = this.queues.newTask(SEND_SCHEDULED_MESSAGE, { id });
-    const created = await commands.scheduleMessage(this.redis, this.keys, { id, chatId, sender, text, sendAt: at, task, pendingMax: PENDING_MAX });
-    if (!created) throw new AppError('BUSY', `you already have ${PENDING_MAX} messages scheduled in chat ${chatId}; cancel some or wait until they are sent`);
+    const created = await commands.scheduleMessage(this.redis, this.keys, {
+      id,
+      chatId,
+      sender,
+      text,
+      sendAt: at,
+      task,
+      pendingMax: PENDING_MAX,
+    });
+    if (!created)
+      throw new AppError(
+        'BUSY',
+        `you already have ${PENDING_MAX} messages scheduled in chat ${chatId}; cancel some or wait until they are sent`,
+      );
     const message = await this.get(id);
     if (!message) throw new Error(`scheduled message ${id} vanished after it was created`);
     return message;
@@ -83,8 +95,17 @@ export class ScheduledMessageService {
     const [chatId, sender] = await this.redis.hmget(this.k.record(checkId(id)), 'chatId', 'sender');
     if (!chatId || !sender) throw notFound(`scheduled message ${id}`);
     if (sender !== viewer) throw forbidden(`scheduled message ${id} is not yours`);
-    const result = await commands.cancelScheduledMessage(this.redis, this.keys, { id, chatId, user: viewer, retentionMs: RETENTION_MS, doneKept: DONE_KEPT });
-    if (typeof result === 'object') throw result.refused === STATUS.NOT_OWNER ? forbidden(`scheduled message ${id} is not yours`) : notFound(`scheduled message ${id}`);
+    const result = await commands.cancelScheduledMessage(this.redis, this.keys, {
+      id,
+      chatId,
+      user: viewer,
+      retentionMs: RETENTION_MS,
+      doneKept: DONE_KEPT,
+    });
+    if (typeof result === 'object')
+      throw result.refused === STATUS.NOT_OWNER
+        ? forbidden(`scheduled message ${id} is not yours`)
+        : notFound(`scheduled message ${id}`);
     return result === 'cancelled';
   }
 
@@ -121,7 +142,15 @@ export class ScheduledMessageService {
     if (claimed?.status !== 'SENDING') return;
     const { chatId, sender, text } = claimed;
     const finish = (status: 'SENT' | 'FAILED', value: string | number) =>
-      commands.finishScheduledMessage(this.redis, this.keys, { id, chatId, sender, status, value, retentionMs: RETENTION_MS, doneKept: DONE_KEPT });
+      commands.finishScheduledMessage(this.redis, this.keys, {
+        id,
+        chatId,
+        sender,
+        status,
+        value,
+        retentionMs: RETENTION_MS,
+        doneKept: DONE_KEPT,
+      });
     let messageId: number;
     try {
       messageId = await this.chats.sendScheduled(chatId, sender, text, id);
@@ -129,7 +158,12 @@ export class ScheduledMessageService {
       // Refusals are final (the sender left, the chat is gone); anything else is retried by the queue.
       if (!AppError.is(err) || !['FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT'].includes(err.code)) throw err;
       // Notify first: a crash before finishing repeats the notice rather than losing it.
-      await this.notifications.notify(sender, 'scheduleFailed', `your message scheduled for chat ${chatId} was not sent: ${err.message}`, { chatId, scheduledId: id });
+      await this.notifications.notify(
+        sender,
+        'scheduleFailed',
+        `your message scheduled for chat ${chatId} was not sent: ${err.message}`,
+        { chatId, scheduledId: id },
+      );
       await finish('FAILED', err.message);
       this.log.info({ scheduledId: id, chatId, sender, reason: err.message }, 'scheduled message failed');
       return;

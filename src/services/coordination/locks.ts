@@ -89,7 +89,13 @@ export class LockService {
       const left = deadline - performance.now();
       if (left <= 0) return null;
       // -result: what is left of the holder's lease.
-      const handed = await this.waitForRelease(name, rings, Math.min(left, -result + Math.random() * EXPIRY_JITTER_MS), token, leaseMs);
+      const handed = await this.waitForRelease(
+        name,
+        rings,
+        Math.min(left, -result + Math.random() * EXPIRY_JITTER_MS),
+        token,
+        leaseMs,
+      );
       if (handed) return handed;
     }
   }
@@ -105,7 +111,12 @@ export class LockService {
       entry.handoffs++;
       let fence = 0;
       try {
-        fence = await commands.handOffLock(this.redis, this.keys, { name: lease.name, token: lease.token, waiterToken: waiter.token, leaseMs: waiter.leaseMs });
+        fence = await commands.handOffLock(this.redis, this.keys, {
+          name: lease.name,
+          token: lease.token,
+          waiterToken: waiter.token,
+          leaseMs: waiter.leaseMs,
+        });
       } finally {
         waiter.wake(fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined);
       }
@@ -125,7 +136,11 @@ export class LockService {
    * Runs `fn` holding the lock (BUSY when it stays held for `waitMs`). The lease is extended every third of
    * `leaseMs`; when it is lost, `fn`'s signal aborts with a LeaseLostError and `fn` should stop writing.
    */
-  async withLock<T>(name: string, options: LockOptions, fn: (signal: AbortSignal, lease: Lease) => Promise<T>): Promise<T> {
+  async withLock<T>(
+    name: string,
+    options: LockOptions,
+    fn: (signal: AbortSignal, lease: Lease) => Promise<T>,
+  ): Promise<T> {
     const lease = await this.acquire(name, options);
     if (!lease) throw new AppError('BUSY', `lock "${name}" is held; try again later`);
     const controller = new AbortController();
@@ -145,7 +160,9 @@ export class LockService {
       clearInterval(keepAlive);
       if (!controller.signal.aborted) {
         // When this fails, the lease runs out on its own.
-        await this.release(lease).catch((err: unknown) => this.log.warn({ lock: name, err: String(err) }, 'lock release failed'));
+        await this.release(lease).catch((err: unknown) =>
+          this.log.warn({ lock: name, err: String(err) }, 'lock release failed'),
+        );
       }
     }
   }
@@ -155,7 +172,13 @@ export class LockService {
    * the lease). `rings` is what the waiter saw before its failed attempt: if the watch fired since, the lock moved
    * while it was trying and it goes again at once.
    */
-  private waitForRelease(name: string, rings: number | undefined, ms: number, token: string, leaseMs: number): Promise<Lease | undefined> {
+  private waitForRelease(
+    name: string,
+    rings: number | undefined,
+    ms: number,
+    token: string,
+    leaseMs: number,
+  ): Promise<Lease | undefined> {
     const entry = this.waiting.get(name) ?? this.watch(name);
     if (rings !== undefined && entry.rings !== rings) return Promise.resolve(undefined);
     clearTimeout(entry.linger);

@@ -71,9 +71,14 @@ export class QueueService {
   ) {}
 
   /** The task as stored, ready for a script that enqueues it (scheduling does so with its own record). */
-  newTask(name: string, args: unknown, { priority = 0, maxAttempts = this.defaults.maxAttempts }: EnqueueOptions = {}): string {
+  newTask(
+    name: string,
+    args: unknown,
+    { priority = 0, maxAttempts = this.defaults.maxAttempts }: EnqueueOptions = {},
+  ): string {
     checkName('task', name);
-    if (!Number.isSafeInteger(priority) || Math.abs(priority) > PRIORITY_MAX) throw new Error(`priority must be an integer within ±${PRIORITY_MAX}`);
+    if (!Number.isSafeInteger(priority) || Math.abs(priority) > PRIORITY_MAX)
+      throw new Error(`priority must be an integer within ±${PRIORITY_MAX}`);
     if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new Error(`maxAttempts must be an integer ≥ 1`);
     return encodeTask({ priority, id: randomBytes(9).toString('base64url'), name, attempts: 0, maxAttempts, args });
   }
@@ -161,14 +166,33 @@ export class QueueService {
   async failed(queue: string, count: number): Promise<FailedTask[]> {
     const entries = await this.redis.lrange(this.queueKeys(queue).failed, 0, count - 1);
     return entries.map((entry) => {
-      const { error, failedAt, task } = JSON.parse(entry) as { error: string; failedAt: number; task: Omit<Task, 'raw'> };
+      const { error, failedAt, task } = JSON.parse(entry) as {
+        error: string;
+        failedAt: number;
+        task: Omit<Task, 'raw'>;
+      };
       return { error, failedAt: new Date(failedAt), task };
     });
   }
 
-  private async putBack(queue: string, workerId: string, taken: Task, back: Omit<Task, 'raw'>, delayMs: number, error: string): Promise<boolean> {
+  private async putBack(
+    queue: string,
+    workerId: string,
+    taken: Task,
+    back: Omit<Task, 'raw'>,
+    delayMs: number,
+    error: string,
+  ): Promise<boolean> {
     checkName('queue', queue);
-    return commands.retryTask(this.redis, this.keys, { queue, workerId, taken: taken.raw, returned: encodeTask(back), delayMs, error, failedKept: FAILED_KEPT });
+    return commands.retryTask(this.redis, this.keys, {
+      queue,
+      workerId,
+      taken: taken.raw,
+      returned: encodeTask(back),
+      delayMs,
+      error,
+      failedKept: FAILED_KEPT,
+    });
   }
 
   private queueKeys(queue: string) {

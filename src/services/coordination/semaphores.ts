@@ -20,10 +20,16 @@ export class SemaphoreService {
    * Takes one of `limit` places for `timeoutMs` (unless refreshed); returns the holder id, or null when every
    * place is taken. A holder id already in keeps its place and is refreshed.
    */
-  async acquire(name: string, limit: number, timeoutMs: number, holder = randomBytes(12).toString('base64url')): Promise<string | null> {
+  async acquire(
+    name: string,
+    limit: number,
+    timeoutMs: number,
+    holder = randomBytes(12).toString('base64url'),
+  ): Promise<string | null> {
     checkName('semaphore', name);
     checkMs('timeoutMs', timeoutMs, 1);
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`semaphore limit must be an integer ≥ 1, got ${limit}`);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new Error(`semaphore limit must be an integer ≥ 1, got ${limit}`);
     return (await commands.acquireSemaphore(this.redis, this.keys, { name, limit, timeoutMs, holder })) ? holder : null;
   }
 

@@ -51,7 +51,9 @@ export function sniff(file: string): { layout: Layout; encoding: BufferEncoding;
   if (/^geoname_id,/.test(first)) return { layout: 'geolite2-locations', encoding: 'utf8', headerLines: 1 };
   const [a = '', b = ''] = first.split(',');
   if (parseBounds(a, b)) return { layout: 'ranges', encoding: 'utf8', headerLines: 0 };
-  throw new Error(`${file}: not a layout the importer knows (the book's GeoLiteCity, GeoLite2-City, or start,end,country ranges)`);
+  throw new Error(
+    `${file}: not a layout the importer knows (the book's GeoLiteCity, GeoLite2-City, or start,end,country ranges)`,
+  );
 }
 
 /** Writes sent without waiting, awaited together every BATCH rows; the first failure is thrown by drain(). */
@@ -60,7 +62,12 @@ class Writer {
   private error: Error | undefined;
 
   add(write: Promise<unknown>): void {
-    this.writes.push(write.then(() => undefined, (err: unknown) => void (this.error ??= err instanceof Error ? err : new Error(String(err)))));
+    this.writes.push(
+      write.then(
+        () => undefined,
+        (err: unknown) => void (this.error ??= err instanceof Error ? err : new Error(String(err))),
+      ),
+    );
   }
 
   async drain(): Promise<void> {
@@ -92,7 +99,8 @@ export class CityImport {
     const layouts = files.blocks.map((f) => ({ file: f, ...sniff(f) }));
     const needLocations = layouts.some((l) => l.layout !== 'ranges');
     if (needLocations && !files.locations) throw new Error('--locations is needed with GeoLiteCity or GeoLite2 blocks');
-    for (const l of layouts) if (l.layout.endsWith('locations')) throw new Error(`${l.file} is a locations file; pass it with --locations`);
+    for (const l of layouts)
+      if (l.layout.endsWith('locations')) throw new Error(`${l.file} is a locations file; pass it with --locations`);
     await this.redis.del(this.loading.ranges4, this.loading.ranges6, this.loading.cities); // a crashed import's
     if (files.locations) {
       const l = sniff(files.locations);
@@ -108,12 +116,24 @@ export class CityImport {
     return this.result;
   }
 
-  private async read(file: string, sniffed: { encoding: BufferEncoding; headerLines: number }, onRow: (row: string[]) => void): Promise<void> {
+  private async read(
+    file: string,
+    sniffed: { encoding: BufferEncoding; headerLines: number },
+    onRow: (row: string[]) => void,
+  ): Promise<void> {
     const bytesTotal = statSync(file).size;
     const input = createReadStream(file, { encoding: sniffed.encoding });
     let bytesRead = 0;
     input.on('data', (chunk) => (bytesRead += Buffer.byteLength(chunk as string, sniffed.encoding)));
-    const rows = input.pipe(parse({ from_line: sniffed.headerLines + 1, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true }));
+    const rows = input.pipe(
+      parse({
+        from_line: sniffed.headerLines + 1,
+        relax_column_count: true,
+        relax_quotes: true,
+        skip_empty_lines: true,
+        trim: true,
+      }),
+    );
     let count = 0;
     for await (const row of rows as AsyncIterable<string[]>) {
       onRow(row);
@@ -144,7 +164,9 @@ export class CityImport {
     const members = this.ranges[family];
     if (members.length === 0) return;
     this.ranges[family] = [];
-    this.writer.add(this.redis.zadd(family === 4 ? this.loading.ranges4 : this.loading.ranges6, ...members.flatMap((m) => [0, m])));
+    this.writer.add(
+      this.redis.zadd(family === 4 ? this.loading.ranges4 : this.loading.ranges6, ...members.flatMap((m) => [0, m])),
+    );
   }
 
   private addCity(id: string, record: CityRecord): void {
@@ -170,14 +192,26 @@ export class CityImport {
     if (layout === 'book-locations') {
       const [id, country, region, city, , lat, lon] = r;
       if (!id || !country) return void this.result.skipped++;
-      this.addCity(id, { country, region: text(region), city: text(city), latitude: coordinate(lat), longitude: coordinate(lon) });
+      this.addCity(id, {
+        country,
+        region: text(region),
+        city: text(city),
+        latitude: coordinate(lat),
+        longitude: coordinate(lon),
+      });
       return;
     }
     // geoname_id,locale_code,continent_code,continent_name,country_iso_code,country_name,subdivision_1_iso_code,
     // subdivision_1_name,subdivision_2_iso_code,subdivision_2_name,city_name,...
     const [id, , continent, , country, , , region, , , city] = r;
     if (!id || !(country || continent)) return void this.result.skipped++;
-    this.addCity(id, { country: (country || continent)!, region: text(region), city: text(city), latitude: null, longitude: null });
+    this.addCity(id, {
+      country: (country || continent)!,
+      region: text(region),
+      city: text(city),
+      latitude: null,
+      longitude: null,
+    });
   }
 
   private block(layout: Layout, r: string[]): void {

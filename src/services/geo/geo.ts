@@ -62,7 +62,8 @@ export class GeoService {
 
   private async lookup(addresses: readonly string[]): Promise<(City | null)[]> {
     const pipeline = this.redis.pipeline();
-    for (const a of addresses) commands.cityByIp(pipeline, this.keys, { family: a.startsWith('4') ? 4 : 6, hex: a.slice(2) });
+    for (const a of addresses)
+      commands.cityByIp(pipeline, this.keys, { family: a.startsWith('4') ? 4 : 6, hex: a.slice(2) });
     const results = (await pipeline.exec()) ?? [];
     return results.map(([err, found]) => {
       if (err) throw err;

@@ -134,7 +134,8 @@ export class MailboxPoller {
   private subscribe(channel: string): void {
     const count = this.channels.get(channel) ?? 0;
     this.channels.set(channel, count + 1);
-    if (count === 0) this.subscriber.ssubscribe(channel).catch((err: Error) => this.warn('doorbell subscribe failed', err));
+    if (count === 0)
+      this.subscriber.ssubscribe(channel).catch((err: Error) => this.warn('doorbell subscribe failed', err));
   }
 
   private unsubscribe(channel: string): void {
@@ -181,7 +182,8 @@ export class MailboxPoller {
         const moved = await this.read([...this.watched.keys()]);
         const unannounced = moved.some((key) => !this.announced.has(key));
         const doorbellsDown = !isReady(this.subscriber);
-        this.interval = unannounced || doorbellsDown ? this.options.intervalMs : Math.min(this.interval * 2, this.options.idleMs);
+        this.interval =
+          unannounced || doorbellsDown ? this.options.intervalMs : Math.min(this.interval * 2, this.options.idleMs);
       });
       if (this.watched.size > 0) this.schedule();
     }, this.interval);

@@ -173,7 +173,9 @@ export class MessageStream<T extends { id: number }> {
 
   /** A stream over the mailboxes of `options`, as a Repeater for graphql-ws and SSE to pull. */
   static open<T extends { id: number }>(poller: MailboxPoller, options: StreamOptions<T>): Repeater<T | AppError> {
-    return new Repeater<T | AppError>((push, stop) => new MessageStream(poller, options, push, () => stop(), stop).run());
+    return new Repeater<T | AppError>((push, stop) =>
+      new MessageStream(poller, options, push, () => stop(), stop).run(),
+    );
   }
 
   private async run(): Promise<void> {
@@ -278,7 +280,11 @@ export class MessageStream<T extends { id: number }> {
       // Rings arrive in the order of their versions: drop those the last read already covered.
       while (state.hints.length > 0 && state.hints[0]!.version <= state.version) state.hints.shift();
       let delivered = 0;
-      for (let hint = state.hints[0]; hint?.version === state.version + 1 && hint.item.id === state.cursor + 1; hint = state.hints[0]) {
+      for (
+        let hint = state.hints[0];
+        hint?.version === state.version + 1 && hint.item.id === state.cursor + 1;
+        hint = state.hints[0]
+      ) {
         state.hints.shift();
         await this.push(hint.item);
         if (!this.followed.has(key) || this.stop.stopped) return !this.stop.stopped;

@@ -6,5 +6,7 @@ import { OpsService } from './ops.js';
 
 export function createOps({ redis, space, config, log }: Base): Domain<{ ops: OpsService; limits: RateLimits }> {
   const keys = opsKeys(space);
-  return { services: { ops: new OpsService(redis, keys), limits: new RateLimits(redis, keys, config.rateLimits, log) } };
+  return {
+    services: { ops: new OpsService(redis, keys), limits: new RateLimits(redis, keys, config.rateLimits, log) },
+  };
 }

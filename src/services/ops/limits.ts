@@ -59,7 +59,14 @@ export class RateLimits {
     private readonly log: Logger,
   ) {
     const limiter = (name: string, points: number) =>
-      points > 0 ? new RateLimiterRedis({ storeClient: redis, keyPrefix: keys.rateLimit(name), points, duration: WINDOW_SECONDS }) : undefined;
+      points > 0
+        ? new RateLimiterRedis({
+            storeClient: redis,
+            keyPrefix: keys.rateLimit(name),
+            points,
+            duration: WINDOW_SECONDS,
+          })
+        : undefined;
     this.signIns = limiter('signin', options.signInFailures);
     this.signUps = limiter('signup', options.signUps);
     this.operations = limiter('ops', options.operations);
@@ -126,7 +133,10 @@ export class RateLimits {
           return;
         }
         // The window had less than a batch left: what was left is ours (INCRBY is atomic), the rest is nobody's.
-        const left = Math.max(0, Math.min(this.batch, this.options.operations - (rejection.consumedPoints - this.batch)));
+        const left = Math.max(
+          0,
+          Math.min(this.batch, this.options.operations - (rejection.consumedPoints - this.batch)),
+        );
         this.buckets.set(who, { tokens: left, resetAt: Date.now() + rejection.msBeforeNext, exhausted: true });
       },
     );

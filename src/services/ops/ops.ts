@@ -64,16 +64,19 @@ export class OpsService {
 
   async setConfig(type: string, component: string, value: unknown): Promise<unknown> {
     const key = this.configKey(type, component);
-    if (depthExceeds(value, CONFIG_MAX_DEPTH)) throw badInput('value', `must nest arrays and objects at most ${CONFIG_MAX_DEPTH} deep`);
+    if (depthExceeds(value, CONFIG_MAX_DEPTH))
+      throw badInput('value', `must nest arrays and objects at most ${CONFIG_MAX_DEPTH} deep`);
     const raw = JSON.stringify(value);
-    if (Buffer.byteLength(raw) > CONFIG_MAX_BYTES) throw badInput('value', `must be at most ${CONFIG_MAX_BYTES} bytes of JSON`);
+    if (Buffer.byteLength(raw) > CONFIG_MAX_BYTES)
+      throw badInput('value', `must be at most ${CONFIG_MAX_BYTES} bytes of JSON`);
     await this.redis.set(key, raw);
     return value;
   }
 
   private configKey(type: string, component: string): string {
     if (!NAME.test(type)) throw badInput('type', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
-    if (!NAME.test(component)) throw badInput('component', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
+    if (!NAME.test(component))
+      throw badInput('component', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
     return this.keys.config(type, component);
   }
 }

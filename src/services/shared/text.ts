@@ -24,6 +24,7 @@ export function codePoints(text: string): number {
 export function userText(raw: string, argument: string, maxChars: number): string {
   const text = raw.toWellFormed();
   if (text.trim().length === 0) throw badInput(argument, 'must not be empty');
-  if (text.length > maxChars && codePoints(text) > maxChars) throw badInput(argument, `must be at most ${maxChars} characters`);
+  if (text.length > maxChars && codePoints(text) > maxChars)
+    throw badInput(argument, `must be at most ${maxChars} characters`);
   return text;
 }

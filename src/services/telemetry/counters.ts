@@ -69,7 +69,11 @@ export class CounterService {
       // OTHER always: refused names' counts go there.
       const reserved = RESERVED.filter((n) => n === OTHER || pending.has(n));
       const names = [...reserved, ...[...pending.keys()].filter((n) => !RESERVED.includes(n))];
-      const { admitted, size } = await commands.admitCounterNames(this.redis, this.keys, { max: this.namesMax, reserved: reserved.length, names });
+      const { admitted, size } = await commands.admitCounterNames(this.redis, this.keys, {
+        max: this.namesMax,
+        reserved: reserved.length,
+        names,
+      });
       if (this.known.size > this.namesMax + RESERVED.length) this.known.clear();
       names.forEach((name, i) => (admitted[i] ? this.known.add(name) : refused.add(name)));
       this.full = size >= this.namesMax;
@@ -83,10 +87,13 @@ export class CounterService {
         pending.delete(name);
       }
       await Promise.all(
-        [...pending].map(([name, bySecond]) => commands.addCounts(this.redis, this.keys, { name, precisions: PRECISIONS, counts: bySecond })),
+        [...pending].map(([name, bySecond]) =>
+          commands.addCounts(this.redis, this.keys, { name, precisions: PRECISIONS, counts: bySecond }),
+        ),
       );
     } catch (err) {
-      for (const [name, bySecond] of pending) for (const [second, count] of bySecond) this.add(name, count, second * 1000);
+      for (const [name, bySecond] of pending)
+        for (const [second, count] of bySecond) this.add(name, count, second * 1000);
       throw err;
     }
     return refused;
@@ -98,7 +105,8 @@ export class CounterService {
 
   /** A counter's samples at `precision` (seconds, one of PRECISIONS), oldest first. */
   async samples(name: string, precision: number): Promise<CounterSample[]> {
-    if (!(PRECISIONS as readonly number[]).includes(precision)) throw badInput('precision', `must be one of ${PRECISIONS.join(', ')} (seconds)`);
+    if (!(PRECISIONS as readonly number[]).includes(precision))
+      throw badInput('precision', `must be one of ${PRECISIONS.join(', ')} (seconds)`);
     const hash = await this.redis.hgetall(this.keys.counter(name, precision));
     return Object.entries(hash)
       .map(([time, count]) => ({ time: Number(time), count: Number(count) }))
@@ -115,7 +123,13 @@ export class CounterService {
     let dropped = 0;
     for (const name of await this.list()) {
       const left = await Promise.all(
-        PRECISIONS.map((precision) => commands.cleanCounter(this.redis, this.keys, { name, precision, cutoff: nowSeconds - sampleCount * precision })),
+        PRECISIONS.map((precision) =>
+          commands.cleanCounter(this.redis, this.keys, {
+            name,
+            precision,
+            cutoff: nowSeconds - sampleCount * precision,
+          }),
+        ),
       );
       if (left.every((n) => n === 0)) {
         await this.redis.zrem(this.keys.counterNames(), name);

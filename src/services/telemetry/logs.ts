@@ -21,7 +21,15 @@ const PENDING_MAX = 1000;
 
 /** The severity of a pino level: warn, error, fatal (and below warn: debug, info). */
 export function severityOf(pinoLevel: number): Severity {
-  return pinoLevel >= 60 ? 'CRITICAL' : pinoLevel >= 50 ? 'ERROR' : pinoLevel >= 40 ? 'WARNING' : pinoLevel >= 30 ? 'INFO' : 'DEBUG';
+  return pinoLevel >= 60
+    ? 'CRITICAL'
+    : pinoLevel >= 50
+      ? 'ERROR'
+      : pinoLevel >= 40
+        ? 'WARNING'
+        : pinoLevel >= 30
+          ? 'INFO'
+          : 'DEBUG';
 }
 
 /** The log the gateway's own warnings and errors go to. */
@@ -47,7 +55,8 @@ export class LogService {
     const entry = this.pending.get(id) ?? { name, severity, lines: [] };
     this.pending.set(id, entry);
     // Pairs: the recent line (with its time, as the book's) and the message counted in the common log.
-    if (entry.lines.length < 2 * PENDING_MAX) entry.lines.push(`${new Date(this.now()).toISOString()} ${message}`, message);
+    if (entry.lines.length < 2 * PENDING_MAX)
+      entry.lines.push(`${new Date(this.now()).toISOString()} ${message}`, message);
   }
 
   /** Writes the buffered lines; on failure they are kept (up to the buffer's bound) for the next flush. */
@@ -58,7 +67,14 @@ export class LogService {
     const hour = hourStart(this.now());
     const results = await Promise.allSettled(
       pending.map(({ name, severity, lines }) => {
-        return commands.writeLog(this.redis, this.keys, { name, severity, hour, recentKept: RECENT_KEPT, commonKept: COMMON_KEPT, lines });
+        return commands.writeLog(this.redis, this.keys, {
+          name,
+          severity,
+          hour,
+          recentKept: RECENT_KEPT,
+          commonKept: COMMON_KEPT,
+          lines,
+        });
       }),
     );
     const failed = results.findIndex((r) => r.status === 'rejected');

@@ -50,7 +50,8 @@ export class OperationMetrics {
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       const message = failed ? String(failed.reason) : '';
       // `telemetry` keeps this line out of the Redis logs that just failed to flush.
-      if (message && message !== this.lastError) this.log.warn({ err: message, telemetry: true }, 'telemetry flush failed; retrying');
+      if (message && message !== this.lastError)
+        this.log.warn({ err: message, telemetry: true }, 'telemetry flush failed; retrying');
       this.lastError = message;
     });
     return this.flushing;

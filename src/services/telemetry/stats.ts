@@ -102,7 +102,10 @@ export class StatsService {
   /** This hour's statistic, with average and standard deviation; null when nothing was recorded this hour. */
   async get(context: string, type: string): Promise<Stats | null> {
     const k = this.keys.stats(context, type);
-    const [raw, start] = await Promise.all([this.redis.zrange(k.current, '0', '-1', 'WITHSCORES'), this.redis.get(k.start)]);
+    const [raw, start] = await Promise.all([
+      this.redis.zrange(k.current, '0', '-1', 'WITHSCORES'),
+      this.redis.get(k.start),
+    ]);
     // Not rotated yet: the current statistic is of an hour before this one.
     if (raw.length === 0 || Number(start) < hourStart(this.now())) return null;
     const f: Record<string, number> = {};

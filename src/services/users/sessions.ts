@@ -103,7 +103,13 @@ export class SessionService {
     const revocations = this.revocations;
     const username = await this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds);
     const still = this.poller.doorbells();
-    if (username !== null && cacheable && still.up && still.connection === doorbells.connection && revocations === this.revocations) {
+    if (
+      username !== null &&
+      cacheable &&
+      still.up &&
+      still.connection === doorbells.connection &&
+      revocations === this.revocations
+    ) {
       this.cache.set(hash, { username, connection: doorbells.connection });
     }
     return username;
@@ -118,7 +124,10 @@ export class SessionService {
     const hash = hashOf(token);
     this.forget(hash);
     if ((await this.redis.del(this.keys.session(hash))) === 0) return false;
-    const { value, receivers } = await commands.signOut(this.redis, this.keys, { tokenHash: hash, ackChannel: this.ackChannel });
+    const { value, receivers } = await commands.signOut(this.redis, this.keys, {
+      tokenHash: hash,
+      ackChannel: this.ackChannel,
+    });
     await this.confirmedBy(value, receivers);
     return true;
   }
@@ -157,7 +166,10 @@ export class SessionService {
     if (!value || !hash) return;
     this.forget(hash);
     for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
-    if (ackChannel) this.redis.spublish(ackChannel, value).catch((err: Error) => this.log.warn({ err }, 'revocation confirmation failed'));
+    if (ackChannel)
+      this.redis
+        .spublish(ackChannel, value)
+        .catch((err: Error) => this.log.warn({ err }, 'revocation confirmation failed'));
   }
 
   private confirmed(value: string): void {
@@ -197,7 +209,9 @@ export class SessionService {
     const hashes = [...this.watchers.keys()];
     if (hashes.length === 0) return;
     try {
-      const usernames = await Promise.all(hashes.map((hash) => this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds)));
+      const usernames = await Promise.all(
+        hashes.map((hash) => this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds)),
+      );
       hashes.forEach((hash, i) => {
         if (usernames[i] === null) for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
       });

@@ -56,7 +56,8 @@ export class UserService {
   async signUp(rawUsername: string, password: string, address: string): Promise<Authenticated> {
     await this.limits.signUp(address);
     const username = normalizeUsername(rawUsername);
-    if (username.startsWith(SYSTEM_PREFIX)) throw badInput('username', `names starting with "${SYSTEM_PREFIX}" are reserved`);
+    if (username.startsWith(SYSTEM_PREFIX))
+      throw badInput('username', `names starting with "${SYSTEM_PREFIX}" are reserved`);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
     if (!(await commands.signUp(this.redis, this.keys, { username, passwordHash, createdAt: Date.now() }))) {
@@ -87,7 +88,6 @@ export class UserService {
     ]);
     return { token, user: { username } };
   }
-
 
   /** Usernames starting with `prefix` (case-insensitive), in order; at most `first`. */
   async search(prefix: string, first: number): Promise<User[]> {
