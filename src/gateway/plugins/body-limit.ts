@@ -31,16 +31,9 @@ export function useBodyLimits(limits: { uploads: number; others: number }): Plug
             },
           }),
         );
-        // @ts-expect-error duplex is needed to send a stream body and missing from the types
-        return requestParser(
-          new fetchAPI.Request(req.url, {
-            method: req.method,
-            headers: req.headers,
-            signal: req.signal,
-            body: counted,
-            duplex: 'half',
-          }),
-        );
+        // duplex is needed to send a stream body, and missing from the types
+        const init = { method: req.method, headers: req.headers, signal: req.signal, body: counted, duplex: 'half' };
+        return requestParser(new fetchAPI.Request(req.url, init as RequestInit));
       });
     },
   };
