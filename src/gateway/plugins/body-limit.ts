@@ -33,7 +33,7 @@ export function useBodyLimits(limits: { uploads: number; others: number }): Plug
         );
         // duplex is needed to send a stream body, and missing from the types
         const init = { method: req.method, headers: req.headers, signal: req.signal, body: counted, duplex: 'half' };
-        return requestParser(new fetchAPI.Request(req.url, init as RequestInit));
+        return requestParser(new fetchAPI.Request(req.url, init));
       });
     },
   };
