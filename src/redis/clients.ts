@@ -76,7 +76,7 @@ function observe(client: RedisClient, log: Logger, name: string): void {
   let lastError = '';
   client.on('error', (err: Error) => {
     // ioredis emits the same connection error on every retry; log each distinct one once.
-    if (err.message !== lastError) log.warn({ err: err.message, client: name }, 'redis connection error');
+    if (err.message !== lastError) log.warn({ err, client: name }, 'redis connection error');
     lastError = err.message;
   });
   client.on('ready', () => {

@@ -115,7 +115,7 @@ export class Worker {
           this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
       } catch (err) {
         this.log.warn(
-          { worker: this.id, queue, err: String(err) },
+          { worker: this.id, queue, err },
           'could not return unfinished tasks; they go back once this worker counts as dead',
         );
       }
@@ -141,7 +141,7 @@ export class Worker {
         }
       } catch (err) {
         if (this.stopping.signal.aborted) break;
-        this.log.warn({ worker: this.id, queue, err: String(err) }, 'taking a task failed');
+        this.log.warn({ worker: this.id, queue, err }, 'taking a task failed');
         await this.pause(ERROR_PAUSE_MS);
         continue;
       }
@@ -183,7 +183,7 @@ export class Worker {
         : setInterval(() => {
             this.semaphores
               .refresh(semaphore, holder, this.options.timeoutMs)
-              .catch((err: unknown) => this.log.warn({ task: task.id, err: String(err) }, 'semaphore refresh failed'));
+              .catch((err: unknown) => this.log.warn({ task: task.id, err }, 'semaphore refresh failed'));
           }, this.options.timeoutMs / 3);
     let failure: string | undefined;
     try {
@@ -191,7 +191,7 @@ export class Worker {
     } catch (err) {
       failure = err instanceof Error ? err.message : String(err);
       this.log.warn(
-        { worker: this.id, queue, task: task.id, name: task.name, attempt: task.attempts + 1, err: failure },
+        { worker: this.id, queue, task: task.id, name: task.name, attempt: task.attempts + 1, err },
         'task failed',
       );
     } finally {
@@ -211,7 +211,7 @@ export class Worker {
         if (moved >= PROMOTE_BATCH) continue;
         if (nextDueMs >= 0) wait = Math.min(wait, nextDueMs);
       } catch (err) {
-        this.log.warn({ worker: this.id, queue, err: String(err) }, 'moving due tasks failed');
+        this.log.warn({ worker: this.id, queue, err }, 'moving due tasks failed');
         wait = ERROR_PAUSE_MS;
       }
       await this.pause(wait);
@@ -229,7 +229,7 @@ export class Worker {
         );
       } catch (err) {
         if (AppError.is(err) && err.code === 'BUSY') continue; // another worker has it
-        this.log.warn({ worker: this.id, job: job.name, err: String(err) }, 'periodic job failed');
+        this.log.warn({ worker: this.id, job: job.name, err }, 'periodic job failed');
       }
     }
   }
@@ -248,7 +248,7 @@ export class Worker {
             );
         }
       } catch (err) {
-        this.log.warn({ worker: this.id, queue, err: String(err) }, 'heartbeat failed');
+        this.log.warn({ worker: this.id, queue, err }, 'heartbeat failed');
       }
     }
     await this.settleAll();
@@ -259,7 +259,7 @@ export class Worker {
     try {
       await step();
     } catch (err) {
-      this.log.warn({ worker: this.id, err: String(err) }, 'could not settle a task; will retry');
+      this.log.warn({ worker: this.id, err }, 'could not settle a task; will retry');
       this.unsettled.push(step);
     }
   }

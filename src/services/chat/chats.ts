@@ -397,10 +397,7 @@ export class ChatService {
     const results = await Promise.allSettled(work);
     for (const r of results) {
       if (r.status === 'rejected')
-        this.log.warn(
-          { err: r.reason instanceof Error ? r.reason.message : String(r.reason), operation },
-          'follow-up of a committed write failed',
-        );
+        this.log.warn({ err: r.reason as unknown, operation }, 'follow-up of a committed write failed');
     }
   }
 

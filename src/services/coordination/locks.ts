@@ -151,7 +151,7 @@ export class LockService {
       const sentAt = performance.now();
       this.extend(lease, options.leaseMs).then(
         (held) => (held ? (expiresAt = sentAt + options.leaseMs) : lost('it had expired')),
-        (err: unknown) => this.log.warn({ lock: name, err: String(err) }, 'lock lease extension failed; retrying'),
+        (err: unknown) => this.log.warn({ lock: name, err }, 'lock lease extension failed; retrying'),
       );
     }, options.leaseMs / 3);
     try {
@@ -160,9 +160,7 @@ export class LockService {
       clearInterval(keepAlive);
       if (!controller.signal.aborted) {
         // When this fails, the lease runs out on its own.
-        await this.release(lease).catch((err: unknown) =>
-          this.log.warn({ lock: name, err: String(err) }, 'lock release failed'),
-        );
+        await this.release(lease).catch((err: unknown) => this.log.warn({ lock: name, err }, 'lock release failed'));
       }
     }
   }

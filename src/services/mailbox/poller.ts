@@ -214,7 +214,7 @@ export class MailboxPoller {
 
   private warn(message: string, err: unknown): void {
     const text = err instanceof Error ? err.message : String(err);
-    if (text !== this.lastError) this.log.warn({ err: text }, message);
+    if (text !== this.lastError) this.log.warn({ err }, message);
     this.lastError = text;
   }
 }

@@ -51,7 +51,7 @@ export class OperationMetrics {
       const message = failed ? String(failed.reason) : '';
       // `telemetry` keeps this line out of the Redis logs that just failed to flush.
       if (message && message !== this.lastError)
-        this.log.warn({ err: message, telemetry: true }, 'telemetry flush failed; retrying');
+        this.log.warn({ err: failed!.reason, telemetry: true }, 'telemetry flush failed; retrying');
       this.lastError = message;
     });
     return this.flushing;
