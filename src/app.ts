@@ -15,7 +15,7 @@ import { gatewayLogSink } from './services/telemetry/logs.js';
 export interface App {
   server: Server;
   services: Services;
-  /** Stops accepting, closes sockets with 1001, waits for in-flight requests (closing them after `timeoutMs`). */
+  /** Stops accepting, closes sockets with 1001, waits for in-flight requests (closing them after `timeoutMs`); once. */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -35,14 +35,18 @@ export function buildApp({
   const yoga = createGatewayYoga({ config, services, log });
   const server = createHttpServer(yoga, config.limits, log);
   const ws = serveWebSocket(server, { yoga, services, config, log });
+  let closing: Promise<void> | undefined;
   return {
     server,
     services,
-    async close(timeoutMs = 8000) {
-      const http = closeHttpServer(server, timeoutMs, log);
-      await ws.dispose();
-      await services.close();
-      await http;
+    close(timeoutMs = 8000) {
+      closing ??= (async () => {
+        const http = closeHttpServer(server, timeoutMs, log);
+        await ws.dispose();
+        await services.close();
+        await http;
+      })();
+      return closing;
     },
   };
 }

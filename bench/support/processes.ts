@@ -1,19 +1,21 @@
 /**
- * What the benchmarks share: env parsing, progress lines, child processes (started from the project root,
- * stopped in reverse order, killed if the bench exits without stopping them), free loopback ports, a private
- * redis-server, readiness probes, HTTP load runs (autocannon) and the CPU time of a process.
+ * What the benchmarks share: env parsing, progress lines, child processes (stopped in reverse order, killed if
+ * the bench exits without stopping them), a private redis-server, readiness probes, HTTP load runs (autocannon)
+ * and the CPU time of a process. Ports, Redis, clients and the product's entries come from test/support.
  *
  * Importing this module installs the exit and signal handlers that stop the children.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import net from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
-import { LIMITS_OFF } from '../../test/support/limits.js';
+import { eventually, postGraphQL, signUp } from '../../test/support/clients.js';
+import { ROOT, spawnEntry } from '../../test/support/entries.js';
+import { freePort, startRedisProcess } from '../../test/support/redis-servers.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { ROOT, freePort };
 export const HOST = '127.0.0.1';
 
 export function positiveInt(name: string, fallback: number): number {
@@ -46,7 +48,14 @@ export interface Child {
 const children: Child[] = [];
 
 export function start(name: string, command: string, args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return adopt(
+    name,
+    spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
+}
+
+/** Tracks a child started elsewhere (test/support) like one started here. */
+function adopt(name: string, proc: ChildProcess): Child {
   let tail = '';
   const keep = (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-4000));
   proc.stdout?.on('data', keep);
@@ -63,9 +72,9 @@ export function start(name: string, command: string, args: string[], env: Record
   return child;
 }
 
-/** The gateway (`npm start`) as a child process, limits off. */
+/** The gateway (`npm start`) as a child process, limits off, with the rest of this process's environment. */
 export function spawnGateway(name: string, env: Record<string, string>): Child {
-  return start(name, process.execPath, ['--import', 'tsx', 'src/server.ts'], { ...LIMITS_OFF, ...env });
+  return adopt(name, spawnEntry('src/server.ts', { ...(process.env as Record<string, string>), ...env }));
 }
 
 export const hasExited = (c: Child) =>
@@ -83,13 +92,15 @@ export async function waitFor(
   timeoutMs = 20_000,
   intervalMs = 100,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    assertAllRunning();
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
+  const ok = await eventually(
+    () => {
+      assertAllRunning();
+      return probe().catch(() => false);
+    },
+    timeoutMs,
+    intervalMs,
+  );
+  if (!ok) throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Stops one child (SIGTERM, then SIGKILL after 5 s) and forgets it. */
@@ -122,47 +133,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 // ---------------------------------------------------------------------------------------------------------------
 // Network helpers
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** True when a Redis server on `port` answers PING. */
-export function redisPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, HOST);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}
-
 /** Starts a private redis-server (no persistence) on a free port and waits until it answers. */
 export async function startRedis(): Promise<{ child: Child; port: number; url: string }> {
   const port = await freePort();
   progress(`starting redis-server on ${port}`);
-  const child = start('redis-server', 'redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    HOST,
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
-  await waitFor('redis-server', () => redisPing(port));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-bench-redis-'));
+  const server = await startRedisProcess(dir, port);
+  const child = adopt('redis-server', server.child);
+  void child.exited.then(() => rmSync(dir, { recursive: true, force: true }));
   return { child, port, url: `redis://${HOST}:${port}` };
 }
 
@@ -172,29 +150,26 @@ export async function httpOk(url: string): Promise<boolean> {
   return res.status === 200;
 }
 
-/** One GraphQL POST; returns the raw body, failing on a non-200 or a response with errors. */
-export async function graphql(url: string, query: string, headers: Record<string, string> = {}, variables?: object) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-  const text = await res.text();
-  const json = JSON.parse(text) as { data?: Record<string, unknown>; errors?: unknown };
-  if (res.status !== 200 || json.errors) throw new Error(`${url}: HTTP ${res.status}: ${text}`);
-  return { text, data: json.data ?? {} };
+/** One GraphQL POST (with `auth` headers); returns the raw body, failing on a non-200 or a response with errors. */
+export async function graphql(
+  url: string,
+  query: string,
+  auth: Record<string, string> = {},
+  variables?: Record<string, unknown>,
+) {
+  const r = await postGraphQL(url, query, variables, auth.authorization?.replace(/^Bearer /, ''));
+  if (r.status !== 200 || r.errors) throw new Error(`${url}: HTTP ${r.status}: ${r.text}`);
+  return { text: r.text, data: r.data ?? {} };
 }
 
 /** Signs a fresh user up on the gateway at `baseUrl`; returns the name and the bearer header. */
 export async function signUpBenchUser(baseUrl: string): Promise<{ username: string; auth: Record<string, string> }> {
-  const username = `bench_${randomBytes(6).toString('hex')}`;
-  const signUp = await graphql(
+  const { username, token } = await signUp(
     `${baseUrl}/graphql`,
-    'mutation ($u: String!, $p: String!) { signUp(username: $u, password: $p) { token } }',
-    {},
-    { u: username, p: 'benchpassword' },
+    `bench_${randomBytes(6).toString('hex')}`,
+    'benchpassword',
   );
-  return { username, auth: { authorization: `Bearer ${(signUp.data.signUp as { token: string }).token}` } };
+  return { username, auth: { authorization: `Bearer ${token}` } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -68,7 +68,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.stop(1000);
-  await t?.close();
 });
 
 /** What a visit counts for, by the rules API.md's dailyVisits documents, from the lookups of citiesByIp. */
@@ -173,26 +172,22 @@ describe('access-log analytics', () => {
 
   it('counts a share once when a processor repeats it (as after dying before it marked the announcement read)', async () => {
     const idle = await startTestApp({ LOG_PROCESSORS: '2', ADMIN_USERS: 'boss' });
-    try {
-      const boss = (await idle.signUp('boss')).token;
-      const log = Array.from({ length: 10 }, (_, i) => `10.0.0.${i} 2026-11-22 10:00:00 view`).join('\n');
-      const r = await upload(idle, boss, 'repeat.log', Buffer.from(log));
-      const id = r.data!.uploadAccessLog.id;
-      const processShare = (share: number) =>
-        (
-          idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }
-        ).processShare(id, share);
-      await processShare(1);
-      await processShare(1); // the repeat
-      const k = keysOf(idle.config.keyPrefix).accessLogs();
-      expect(await idle.redis.exists(k.upload(id).data)).toBe(1); // share 2 is still to come
-      await processShare(2);
-      expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
-      expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['10', 'DONE']);
-      expect(await idle.redis.zscore(k.visits('2026-11-22', 'COUNTRY'), 'unknown')).toBe('10'); // no city data in this app
-    } finally {
-      await idle.close();
-    }
+    const boss = (await idle.signUp('boss')).token;
+    const log = Array.from({ length: 10 }, (_, i) => `10.0.0.${i} 2026-11-22 10:00:00 view`).join('\n');
+    const r = await upload(idle, boss, 'repeat.log', Buffer.from(log));
+    const id = r.data!.uploadAccessLog.id;
+    const processShare = (share: number) =>
+      (
+        idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }
+      ).processShare(id, share);
+    await processShare(1);
+    await processShare(1); // the repeat
+    const k = keysOf(idle.config.keyPrefix).accessLogs();
+    expect(await idle.redis.exists(k.upload(id).data)).toBe(1); // share 2 is still to come
+    await processShare(2);
+    expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
+    expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['10', 'DONE']);
+    expect(await idle.redis.zscore(k.visits('2026-11-22', 'COUNTRY'), 'unknown')).toBe('10'); // no city data in this app
   });
 
   it('is for admins; refuses an oversized file before storing it, and BUSY past the bytes held', async () => {
@@ -209,13 +204,9 @@ describe('access-log analytics', () => {
 
     // No processors here: uploads wait, and past the bound the next one is BUSY.
     const idle = await startTestApp({ UPLOAD_MAX_BYTES: '2000', LOGS_HELD_MAX_BYTES: '3000', ADMIN_USERS: 'boss' });
-    try {
-      const boss = (await idle.signUp('boss')).token;
-      const line = Buffer.alloc(1600, 'x'); // two would hold 3200 bytes
-      expect((await upload(idle, boss, uniqueName('a'), line)).data?.uploadAccessLog.status).toBe('PROCESSING');
-      expect((await upload(idle, boss, uniqueName('b'), line)).errors?.[0]?.extensions?.code).toBe('BUSY');
-    } finally {
-      await idle.close();
-    }
+    const boss = (await idle.signUp('boss')).token;
+    const line = Buffer.alloc(1600, 'x'); // two would hold 3200 bytes
+    expect((await upload(idle, boss, uniqueName('a'), line)).data?.uploadAccessLog.status).toBe('PROCESSING');
+    expect((await upload(idle, boss, uniqueName('b'), line)).errors?.[0]?.extensions?.code).toBe('BUSY');
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, uniqueName, wsRequest, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, SEND, createChat, record } from '../support/chats.js';
@@ -7,7 +7,6 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3', SESSION_CHECK_MS: '200' });
 });
-afterAll(() => t.close());
 
 const code = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
 

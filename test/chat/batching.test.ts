@@ -6,14 +6,13 @@
  */
 import type { Redis } from 'ioredis';
 import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();
 });
-afterAll(() => t.close());
 
 interface Stream {
   write: (...args: unknown[]) => boolean;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, uniqueName, wsClient, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, ids, range, record, send, sendMany } from '../support/chats.js';
@@ -7,7 +7,6 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();
 });
-afterAll(() => t.close());
 
 type ChatView = {
   chat: {

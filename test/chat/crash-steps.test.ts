@@ -3,7 +3,7 @@
  * operation between its steps (by running only the first step's script, as a process killed there would) and
  * show that the result repeats work and never loses it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as commands from '../../src/redis/chat/commands.js';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -15,7 +15,6 @@ beforeAll(async () => {
   t = await startTestApp({ CHAT_HISTORY: '5', CHAT_BACKLOG: '20' });
   keys = keysOf(t.config.keyPrefix);
 });
-afterAll(() => t.close());
 
 describe('a crash between the steps of', () => {
   it('a join (index written, chat not yet): the chat stays invisible and forbidden, and the join can be done again', async () => {

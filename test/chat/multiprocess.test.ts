@@ -4,15 +4,13 @@
  * in order; those whose process died reconnect to another and catch up (repeats only of unread messages,
  * which a client removes by id).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
-import { createServices, type Services } from '../../src/services/index.js';
+import type { Services } from '../../src/services/index.js';
 import { eventually, postGraphQL, redisEnv, uniqueName, uniquePrefix, wsClient } from '../support/app.js';
 import { MESSAGE_ADDED, SEND, range, record, type Delivered, type Recorder } from '../support/chats.js';
 import { startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { startTestServices } from '../support/services.js';
 
 const CHATS = 30;
 const PER_CHAT = 10;
@@ -21,26 +19,12 @@ const KILL_AFTER = 400;
 
 const prefix = uniquePrefix();
 let gateways: GatewayProcess[] = [];
-let redis: RedisClient;
 let services: Services;
 
 beforeAll(async () => {
-  const env = { ...redisEnv(), KEY_PREFIX: prefix };
-  gateways = await Promise.all([1, 2, 3].map(() => startGateway(env)));
-  const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  if (config.redis.kind === 'embedded') throw new Error('unreachable');
-  const log = createLogger('silent');
-  redis = createRedisClient(config.redis, log, 'test-seed');
-  services = createServices(redis, config, log);
+  gateways = await Promise.all([1, 2, 3].map(() => startGateway({ ...redisEnv(), KEY_PREFIX: prefix })));
+  ({ services } = startTestServices({ KEY_PREFIX: prefix }));
 }, 60_000);
-
-afterAll(async () => {
-  await Promise.all(
-    gateways.filter((g) => g.child.exitCode === null && g.child.signalCode === null).map((g) => stopGateway(g)),
-  );
-  await services?.close();
-  if (redis) await closeRedisClient(redis);
-});
 
 interface Subscriber {
   chatId: string;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MARK_READ, createChat, ids, range, sendMany } from '../support/chats.js';
@@ -8,7 +8,6 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ CHAT_HISTORY: '5', CHAT_BACKLOG: '20' });
 });
-afterAll(() => t.close());
 
 type View = { chat: { readUpTo: number; unreadCount: number; lastMessageId: number; messages: { id: number }[] } };
 const view = async (token: string, chatId: string, after = 0) =>

@@ -38,10 +38,7 @@ beforeAll(async () => {
   worker = startWorker(t.redis, t.app.services, t.config, createLogger('silent'));
 });
 
-afterAll(async () => {
-  await worker?.stop(1000);
-  await t?.close();
-});
+afterAll(() => worker?.stop(1000));
 
 async function schedule(token: string, chatId: string, text: string, sendAt: Date) {
   return t.gql<{ scheduleMessage: Scheduled }>(SCHEDULE, { c: chatId, t: text, at: sendAt.toISOString() }, token);
@@ -217,65 +214,61 @@ describe('scheduled messages and worker processes', () => {
   it('sends each of 1000 exactly once when a worker is killed with SIGKILL mid-run and another takes over', async () => {
     // A gateway of its own (no worker in it) so that only the worker processes send.
     const g = await startTestApp(FAST_WORKER);
-    try {
-      // Ten senders with 100 each (the most one sender may have pending in a chat).
-      const bob = await g.signUp();
-      const senders = await Promise.all(range(1, 10).map(() => g.signUp()));
-      const chatId = await createChat(
-        g,
-        bob.token,
-        senders.map((s) => s.username),
+    // Ten senders with 100 each (the most one sender may have pending in a chat).
+    const bob = await g.signUp();
+    const senders = await Promise.all(range(1, 10).map(() => g.signUp()));
+    const chatId = await createChat(
+      g,
+      bob.token,
+      senders.map((s) => s.username),
+    );
+    const now = new Date();
+    const ids: string[] = [];
+    for (const [k, sender] of senders.entries()) {
+      const batch = await Promise.all(
+        range(0, 99).map((n) =>
+          g.app.services.scheduled.scheduleMessage(sender.username, chatId, `m${k * 100 + n}`, now),
+        ),
       );
-      const now = new Date();
-      const ids: string[] = [];
-      for (const [k, sender] of senders.entries()) {
-        const batch = await Promise.all(
-          range(0, 99).map((n) =>
-            g.app.services.scheduled.scheduleMessage(sender.username, chatId, `m${k * 100 + n}`, now),
-          ),
-        );
-        ids.push(...batch.map((m) => m.id));
-      }
-      const env = {
-        ...redisEnv(),
-        KEY_PREFIX: g.config.keyPrefix,
-        ...FAST_WORKER,
-        WORKER_CONCURRENCY: '16',
-        LOG_LEVEL: 'warn',
-      };
-      const first = spawnWorker(env);
-      const lastOf = () => lastIdOf(g, chatId, bob.username);
-      expect(await eventually(async () => (await lastOf()) >= 200, 30_000, 10)).toBe(true);
-      first.kill('SIGKILL');
-      const sentWhenKilled = await lastOf();
-      const second = spawnWorker(env);
-      let secondLog = '';
-      second.stdout?.on('data', (c: Buffer) => (secondLog += c.toString()));
-      try {
-        expect(await eventually(async () => (await lastOf()) >= 1000, 60_000, 100)).toBe(true);
-        await sleep(2000); // a duplicate would show up by now
-        const texts = await allTexts(g, chatId, bob.username);
-        expect(texts).toHaveLength(1000);
-        expect(new Set(texts).size).toBe(1000);
-        const statuses = await Promise.all(ids.map((id) => g.app.services.scheduled.get(id).then((m) => m?.status)));
-        expect(statuses.filter((s) => s === 'SENT')).toHaveLength(1000);
-        const q = keysOf(g.config.keyPrefix).queue('scheduled');
-        expect(await g.redis.llen(q.ready)).toBe(0);
-        // The first worker's unfinished tasks came back through the heartbeat check, not by luck.
-        expect(secondLog).toContain('returned the tasks of a worker that stopped heartbeating');
-        console.log(
-          `1000 scheduled messages: ${sentWhenKilled} sent when the first worker was killed; all sent once after the second took over`,
-        );
-      } finally {
-        const exited = new Promise<number | null>((resolve) => second.once('exit', resolve));
-        second.kill('SIGTERM');
-        expect(await exited).toBe(0);
-      }
-      // The killed worker was forgotten when its tasks were returned, the stopped one when it stopped.
-      expect(await g.redis.zcard(keysOf(g.config.keyPrefix).queue('scheduled').workers)).toBe(0);
-    } finally {
-      await g.close();
+      ids.push(...batch.map((m) => m.id));
     }
+    const env = {
+      ...redisEnv(),
+      KEY_PREFIX: g.config.keyPrefix,
+      ...FAST_WORKER,
+      WORKER_CONCURRENCY: '16',
+      LOG_LEVEL: 'warn',
+    };
+    const first = spawnWorker(env);
+    const lastOf = () => lastIdOf(g, chatId, bob.username);
+    expect(await eventually(async () => (await lastOf()) >= 200, 30_000, 10)).toBe(true);
+    first.kill('SIGKILL');
+    const sentWhenKilled = await lastOf();
+    const second = spawnWorker(env);
+    let secondLog = '';
+    second.stdout?.on('data', (c: Buffer) => (secondLog += c.toString()));
+    try {
+      expect(await eventually(async () => (await lastOf()) >= 1000, 60_000, 100)).toBe(true);
+      await sleep(2000); // a duplicate would show up by now
+      const texts = await allTexts(g, chatId, bob.username);
+      expect(texts).toHaveLength(1000);
+      expect(new Set(texts).size).toBe(1000);
+      const statuses = await Promise.all(ids.map((id) => g.app.services.scheduled.get(id).then((m) => m?.status)));
+      expect(statuses.filter((s) => s === 'SENT')).toHaveLength(1000);
+      const q = keysOf(g.config.keyPrefix).queue('scheduled');
+      expect(await g.redis.llen(q.ready)).toBe(0);
+      // The first worker's unfinished tasks came back through the heartbeat check, not by luck.
+      expect(secondLog).toContain('returned the tasks of a worker that stopped heartbeating');
+      console.log(
+        `1000 scheduled messages: ${sentWhenKilled} sent when the first worker was killed; all sent once after the second took over`,
+      );
+    } finally {
+      const exited = new Promise<number | null>((resolve) => second.once('exit', resolve));
+      second.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+    // The killed worker was forgotten when its tasks were returned, the stopped one when it stopped.
+    expect(await g.redis.zcard(keysOf(g.config.keyPrefix).queue('scheduled').workers)).toBe(0);
   }, 120_000);
 });
 

@@ -2,25 +2,18 @@
  * Locks and semaphores on real Redis: the book's tests, leases that expire, fencing tokens, withLock losing its
  * lease, and several processes contending (a plain GET/SET counter under the lock; a semaphore of 3).
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
-import { createLogger } from '../../src/logger.js';
-import { closeRedisClient, createRedisClient } from '../../src/redis/clients.js';
-import { createServices } from '../../src/services/index.js';
 import { HANDOFF_MAX, LeaseLostError } from '../../src/services/coordination/locks.js';
 import { redisEnv, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+import { runEntry } from '../support/entries.js';
+import { startTestServices } from '../support/services.js';
 
 let t: TestApp;
 
 beforeAll(async () => {
   t = await startTestApp();
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 describe('locks', () => {
@@ -104,36 +97,28 @@ describe('locks', () => {
 
   it('hands the lock over within a process, yet lets a waiter of another process in', async () => {
     const name = uniqueName('handoff');
-    if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
-    const log = createLogger('silent');
-    const otherRedis = createRedisClient(t.config.redis, log, 'other-process');
-    const other = createServices(otherRedis, t.config, log);
-    try {
-      // Ten local contenders take turns for as long as the other process's waiter has not got in.
-      let outsiderIn = false;
-      const fences: number[] = [];
-      const contenders = Array.from({ length: 10 }, async () => {
-        while (!outsiderIn) {
-          const lease = await t.app.services.locks.acquire(name, { leaseMs: 5000, waitMs: 20_000 });
-          if (!lease) continue;
-          fences.push(lease.fence);
-          await t.app.services.locks.release(lease);
-        }
-      });
-      await sleep(200);
-      const outsider = await other.locks.acquire(name, { leaseMs: 5000, waitMs: 15_000 });
-      outsiderIn = true;
-      expect(outsider).not.toBeNull();
-      expect(fences.length).toBeGreaterThan(HANDOFF_MAX); // the local ones did hand over meanwhile
-      await other.locks.release(outsider!);
-      await Promise.all(contenders);
-      // One holder at a time, each with the next fencing token.
-      const all = [...fences, outsider!.fence].sort((a, b) => a - b);
-      expect(new Set(all).size).toBe(all.length);
-    } finally {
-      await other.close();
-      await closeRedisClient(otherRedis);
-    }
+    const { services: other } = startTestServices({ KEY_PREFIX: t.config.keyPrefix }); // another process's
+    // Ten local contenders take turns for as long as the other process's waiter has not got in.
+    let outsiderIn = false;
+    const fences: number[] = [];
+    const contenders = Array.from({ length: 10 }, async () => {
+      while (!outsiderIn) {
+        const lease = await t.app.services.locks.acquire(name, { leaseMs: 5000, waitMs: 20_000 });
+        if (!lease) continue;
+        fences.push(lease.fence);
+        await t.app.services.locks.release(lease);
+      }
+    });
+    await sleep(200);
+    const outsider = await other.locks.acquire(name, { leaseMs: 5000, waitMs: 15_000 });
+    outsiderIn = true;
+    expect(outsider).not.toBeNull();
+    expect(fences.length).toBeGreaterThan(HANDOFF_MAX); // the local ones did hand over meanwhile
+    await other.locks.release(outsider!);
+    await Promise.all(contenders);
+    // One holder at a time, each with the next fencing token.
+    const all = [...fences, outsider!.fence].sort((a, b) => a - b);
+    expect(new Set(all).size).toBe(all.length);
   });
 
   it('keeps a plain GET/SET counter exact: 20 clients in 3 processes, 200 increments each', async () => {
@@ -185,32 +170,10 @@ describe('semaphores', () => {
   }, 120_000);
 });
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
 /** Runs test/support/contender.ts against this file's Redis and key prefix; resolves with what it printed. */
-function contender(mode: string, clients: number, count: number): Promise<{ max: number; acquired: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'test/support/contender.ts', mode, String(clients), String(count)],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          ...redisEnv(),
-          KEY_PREFIX: t.config.keyPrefix,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`contender ${mode} exited with ${code}:\n${out}`));
-      const line = out.trim().split('\n').pop() ?? '';
-      resolve(JSON.parse(line) as { max: number; acquired: number });
-    });
-  });
+async function contender(mode: string, clients: number, count: number): Promise<{ max: number; acquired: number }> {
+  const env = { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix };
+  const r = await runEntry('test/support/contender.ts', [mode, String(clients), String(count)], env);
+  if (r.code !== 0) throw new Error(`contender ${mode} exited with ${r.code}:\n${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as { max: number; acquired: number };
 }

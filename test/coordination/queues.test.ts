@@ -4,18 +4,13 @@
  * and a graceful stop that returns unfinished tasks.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import {
-  closeRedisClient,
-  createBlockingClient,
-  createRedisClient,
-  type RedisClient,
-} from '../../src/redis/clients.js';
+import { closeRedisClient, createBlockingClient } from '../../src/redis/clients.js';
 import { keysOf } from '../support/keys.js';
 import { QueueService } from '../../src/services/coordination/queues.js';
 import { Worker, type TaskHandler, type WorkerOptions } from '../../src/worker/worker.js';
-import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+import { eventually, startTestApp, testRedis, uniqueName, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 const log = createLogger('silent');
@@ -28,10 +23,6 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop(100)));
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 const queues = () => t.app.services.queues;
@@ -90,8 +81,7 @@ describe('queues', () => {
   it('moves each of 1000 due tasks exactly once when two pollers race', async () => {
     const q = uniqueName('race');
     await Promise.all(Array.from({ length: 1000 }, (_, i) => queues().enqueue(q, 'task', i, { delayMs: 200 })));
-    if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
-    const other: RedisClient = createRedisClient(t.config.redis, log, 'second-poller');
+    const other = testRedis(t.config, log, 'second-poller');
     const second = new QueueService(other, keys(), t.config.queues);
     await sleep(300);
     const poll = async (service: QueueService) => {
@@ -103,7 +93,6 @@ describe('queues', () => {
       }
     };
     const [a, b] = await Promise.all([poll(queues()), poll(second)]);
-    await closeRedisClient(other);
     expect(a + b).toBe(1000);
     expect(a).toBeGreaterThan(0);
     expect(b).toBeGreaterThan(0);

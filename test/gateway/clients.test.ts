@@ -4,7 +4,7 @@ import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition } from '@apollo/client/utilities';
 import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
 import { Kind, OperationTypeNode } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniquePrefix, wsClient, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, ids, range, record, send, sendMany } from '../support/chats.js';
 
@@ -12,7 +12,6 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();
 });
-afterAll(() => t.close());
 
 const MESSAGES = 'subscription($c: ID) { messageAdded(chatId: $c) { id chatId text } }';
 
@@ -103,30 +102,26 @@ describe('graphql-ws createClient with retries', () => {
   it('reconnects to another gateway when its own goes away and catches up on what was sent meanwhile', async () => {
     const prefix = uniquePrefix();
     const [a, b] = [await startTestApp({ KEY_PREFIX: prefix }), await startTestApp({ KEY_PREFIX: prefix })];
-    try {
-      const [ann, bob] = [await a.signUp(), await a.signUp()];
-      const chatId = await createChat(a, ann.token, [bob.username]);
-      const urls = [a.wsUrl, b.wsUrl];
-      let connections = 0;
-      const client = wsClient(a.wsUrl, bob.token, {
-        url: () => urls[connections++ % 2]!,
-        retryAttempts: Infinity,
-        retryWait: () => new Promise((r) => setTimeout(r, 100)),
-        shouldRetry: () => true,
-      });
-      const live = record(client, MESSAGE_ADDED, { c: chatId, r: true });
-      await sendMany(b, ann.token, chatId, 50);
-      await live.until((items) => items.length >= 20);
-      const closing = a.close(); // closes bob's socket with 1001; the client reconnects to b
-      await sendMany(b, ann.token, chatId, 50, 'later');
-      await closing;
-      const items = await live.until((all) => all.some((m) => m.id === 100), 15_000);
-      expect(connections).toBeGreaterThanOrEqual(2);
-      // Everything arrives; repeats are only messages not yet marked read when the socket went away.
-      expect(new Set(ids(items))).toEqual(new Set(range(1, 100)));
-      await client.dispose();
-    } finally {
-      await b.close();
-    }
+    const [ann, bob] = [await a.signUp(), await a.signUp()];
+    const chatId = await createChat(a, ann.token, [bob.username]);
+    const urls = [a.wsUrl, b.wsUrl];
+    let connections = 0;
+    const client = wsClient(a.wsUrl, bob.token, {
+      url: () => urls[connections++ % 2]!,
+      retryAttempts: Infinity,
+      retryWait: () => new Promise((r) => setTimeout(r, 100)),
+      shouldRetry: () => true,
+    });
+    const live = record(client, MESSAGE_ADDED, { c: chatId, r: true });
+    await sendMany(b, ann.token, chatId, 50);
+    await live.until((items) => items.length >= 20);
+    const closing = a.close(); // closes bob's socket with 1001; the client reconnects to b
+    await sendMany(b, ann.token, chatId, 50, 'later');
+    await closing;
+    const items = await live.until((all) => all.some((m) => m.id === 100), 15_000);
+    expect(connections).toBeGreaterThanOrEqual(2);
+    // Everything arrives; repeats are only messages not yet marked read when the socket went away.
+    expect(new Set(ids(items))).toEqual(new Set(range(1, 100)));
+    await client.dispose();
   });
 });

@@ -5,18 +5,14 @@
  */
 import { connect, type Socket } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CLOSE_SLOW_CONSUMER } from '../../src/gateway/sockets.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { SEND, createChat } from '../support/chats.js';
 
-const apps: TestApp[] = [];
-afterAll(async () => Promise.all(apps.map((a) => a.close())));
-
 async function app(env: Record<string, string>, log?: Logger): Promise<TestApp> {
   const t = await startTestApp(env, log);
-  apps.push(t);
   return t;
 }
 
@@ -128,6 +124,5 @@ describe('a stop while a WebSocket client does not answer', () => {
       'closed',
     );
     socket.terminate();
-    await t.close().catch(() => undefined);
   });
 });

@@ -1,14 +1,13 @@
 import { request } from 'node:http';
 import { getIntrospectionQuery } from 'graphql';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueName, wsRequest, type GraphQLResponse, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ MAX_REQUEST_BYTES: '65536' });
 });
-afterAll(() => t.close());
 
 async function raw(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
   const res = await fetch(t.url, { method: 'POST', headers, body });
@@ -70,14 +69,10 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     ];
     for (const { env, over, reason } of cases) {
       const strict = await startTestApp(env);
-      try {
-        expect((await strict.gql('{ maintenance }')).data).toEqual({ maintenance: false });
-        const refused = await strict.gql(over);
-        expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-        expect(refused.errors?.[0]?.message).toMatch(reason);
-      } finally {
-        await strict.close();
-      }
+      expect((await strict.gql('{ maintenance }')).data).toEqual({ maintenance: false });
+      const refused = await strict.gql(over);
+      expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(refused.errors?.[0]?.message).toMatch(reason);
     }
     const introspection = await t.gql(getIntrospectionQuery());
     expect(introspection.errors).toBeUndefined();
@@ -188,49 +183,45 @@ describe('when Redis is unreachable', () => {
       { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
     );
     const dead = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:1', REDIS_CLUSTER_NODES: '' }, log);
-    try {
-      // Issued together (each waits out the client's retries). The masked details are logged with the request's
-      // id, whether a resolver raised the error or the context did (resolving the token).
-      const requests = [
-        ['req-resolver', undefined],
-        ['req-context', `Bearer ${'t'.repeat(43)}`],
-      ] as const;
-      const responses = await Promise.all(
-        requests.map(([id, authorization]) =>
-          fetch(dead.url, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'x-request-id': id,
-              ...(authorization ? { authorization } : {}),
-            },
-            body: JSON.stringify({
-              query: 'mutation { signIn(username: "someone", password: "password123") { token } }',
-            }),
+    // Issued together (each waits out the client's retries). The masked details are logged with the request's
+    // id, whether a resolver raised the error or the context did (resolving the token).
+    const requests = [
+      ['req-resolver', undefined],
+      ['req-context', `Bearer ${'t'.repeat(43)}`],
+    ] as const;
+    const responses = await Promise.all(
+      requests.map(([id, authorization]) =>
+        fetch(dead.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-request-id': id,
+            ...(authorization ? { authorization } : {}),
+          },
+          body: JSON.stringify({
+            query: 'mutation { signIn(username: "someone", password: "password123") { token } }',
           }),
-        ),
-      );
-      for (const [i, [id]] of requests.entries()) {
-        const res = responses[i]!;
-        expect(res.headers.get('x-request-id')).toBe(id);
-        const body = await res.text();
-        expect((JSON.parse(body) as GraphQLResponse).errors?.[0]).toMatchObject({
-          message: 'Unexpected error.',
-          extensions: { code: 'INTERNAL_SERVER_ERROR' },
-        });
-        expect(body).not.toMatch(/ECONNREFUSED|\.ts:\d+/);
-        expect(
-          lines
-            .filter((l) => l.level >= 50 && l.requestId === id)
-            .map((l) => l.err?.message ?? l.msg)
-            .join(),
-        ).toMatch(/retries|connect|closed/i);
-      }
-      const base = dead.url.replace('/graphql', '');
-      expect((await fetch(`${base}/readyz`)).status).toBe(503);
-      expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    } finally {
-      await dead.close();
+        }),
+      ),
+    );
+    for (const [i, [id]] of requests.entries()) {
+      const res = responses[i]!;
+      expect(res.headers.get('x-request-id')).toBe(id);
+      const body = await res.text();
+      expect((JSON.parse(body) as GraphQLResponse).errors?.[0]).toMatchObject({
+        message: 'Unexpected error.',
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      });
+      expect(body).not.toMatch(/ECONNREFUSED|\.ts:\d+/);
+      expect(
+        lines
+          .filter((l) => l.level >= 50 && l.requestId === id)
+          .map((l) => l.err?.message ?? l.msg)
+          .join(),
+      ).toMatch(/retries|connect|closed/i);
     }
+    const base = dead.url.replace('/graphql', '');
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 });

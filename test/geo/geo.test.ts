@@ -25,10 +25,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'rig-geo-'));
 });
 
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await t?.close();
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function file(name: string, text: string, encoding: BufferEncoding = 'utf8'): string {
   const p = path.join(dir, name);

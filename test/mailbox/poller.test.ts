@@ -2,19 +2,15 @@
  * The subscription engine's two ways of noticing a message: the doorbell (sharded pub/sub) and the poll.
  * Each test disables one of them, so delivery proves the other works on its own.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as commands from '../../src/redis/chat/commands.js';
 import { keysOf } from '../support/keys.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startTestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
-
-const apps: TestApp[] = [];
-afterAll(() => Promise.all(apps.map((a) => a.close())));
 
 describe('mailbox poller', () => {
   it('delivers by the doorbell alone when the poll ticks once a minute', async () => {
     const t = await startTestApp({ POLL_INTERVAL_MS: '60000', POLL_IDLE_MS: '60000' });
-    apps.push(t);
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'first');
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
@@ -26,7 +22,6 @@ describe('mailbox poller', () => {
 
   it('delivers by the poll alone when the doorbell is never rung', async () => {
     const t = await startTestApp({ POLL_INTERVAL_MS: '50', POLL_IDLE_MS: '200' });
-    apps.push(t);
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'first');
     const watching = t.app.services.poller.size; // the session revocations' doorbell

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   eventually,
   postGraphQL,
@@ -8,7 +8,7 @@ import {
   uniquePrefix,
   type TestApp,
 } from '../support/app.js';
-import { startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { startGateway, type GatewayProcess } from '../support/gateway-process.js';
 
 describe('admin-only operations', () => {
   let t: TestApp;
@@ -19,7 +19,6 @@ describe('admin-only operations', () => {
     admin = (await t.signUp('root_admin')).token;
     user = (await t.signUp()).token;
   });
-  afterAll(() => t.close());
 
   const ADMIN_OPS = [
     'mutation { setMaintenance(enabled: false) }',
@@ -69,10 +68,6 @@ describe('maintenance mode across two gateway processes on one Redis', () => {
     const env = { ...redisEnv(), KEY_PREFIX: uniquePrefix(), ADMIN_USERS: adminName, LOG_LEVEL: 'info' };
     [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
   });
-  afterAll(async () => {
-    await Promise.all([a, b].filter(Boolean).map((g) => stopGateway(g)));
-  });
-
   const signUpOn = (g: GatewayProcess, name: string) =>
     postGraphQL<{ signUp: { token: string } }>(
       g.url,

@@ -1,13 +1,13 @@
 /**
- * Runs the real gateway (`src/server.ts`) as a child process, as `npm start` does, for tests that need
- * several processes, signals, or the embedded Redis; the worker (`src/worker/main.ts`), as `npm run worker` does;
- * and the command-line tools.
+ * Runs the real gateway (`src/server.ts`) as a child process, as `npm start` does, for tests that need several
+ * processes, signals, or the embedded Redis; and the worker, as `npm run worker` does. A process a test leaves
+ * running is killed after it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { LIMITS_OFF } from './limits.js';
+import type { ChildProcess } from 'node:child_process';
+import { disposeLater } from './dispose.js';
+import { spawnEntry } from './entries.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+export { runEntry } from './entries.js';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -17,44 +17,27 @@ export interface GatewayProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** `npm start`, as a child process killed (if it still runs) after the test or file that made it. */
 export function spawnGateway(env: Record<string, string>): ChildProcess {
-  return spawnEntry('src/server.ts', env);
+  return killedLater(spawnEntry('src/server.ts', env));
 }
 
-/** `npm run worker`, as a child process. */
+/** `npm run worker`, as a child process killed (if it still runs) after the test or file that made it. */
 export function spawnWorker(env: Record<string, string>): ChildProcess {
-  return spawnEntry('src/worker/main.ts', env);
+  return killedLater(spawnEntry('src/worker/main.ts', env));
 }
 
-/** Runs a command-line entry (`npm run admin`, `npm run import:cities`) to its end. */
-export function runEntry(
-  entry: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawnEntry(entry, env, args);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+/** Stops `child` after the test or file that made it, if it still runs: SIGTERM, then SIGKILL after 10 s. */
+function killedLater(child: ChildProcess): ChildProcess {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  disposeLater(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
   });
-}
-
-function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      ...LIMITS_OFF,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return child;
 }
 
 /** Starts a gateway and resolves once it logs that it is listening. */

@@ -3,15 +3,24 @@
  * own operations without a Redis command on the request path. Time is moved through the services' clock.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { LogForward, createLogger } from '../../src/logger.js';
-import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
-import { keysOf } from '../support/keys.js';
+import type { RedisClient } from '../../src/redis/clients.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { hourStart } from '../../src/services/shared/clock.js';
 import { gatewayLogSink } from '../../src/services/telemetry/logs.js';
 import { Worker } from '../../src/worker/worker.js';
-import { prefixMemory, recordCommands, startTestApp, uniqueName, uniquePrefix, type TestApp } from '../support/app.js';
+import { keysOf } from '../support/keys.js';
+import {
+  prefixMemory,
+  recordCommands,
+  startTestApp,
+  testRedis,
+  uniqueName,
+  uniquePrefix,
+  type TestApp,
+} from '../support/app.js';
+import { startTestServices } from '../support/services.js';
 
 const DAY_MS = 86_400_000;
 let t: TestApp;
@@ -21,15 +30,8 @@ let clock = Date.now();
 
 beforeAll(async () => {
   t = await startTestApp({ METRICS_FLUSH_MS: '60000' }); // flushed by hand
-  if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
-  redis = createRedisClient(t.config.redis, createLogger('silent'), 'analytics-test');
-  services = createServices(redis, t.config, createLogger('silent'), () => clock);
-});
-
-afterAll(async () => {
-  await services?.close();
-  if (redis) await closeRedisClient(redis);
-  await t?.close();
+  // The services of the same deployment, on a clock the tests move.
+  ({ services, redis } = startTestServices({ KEY_PREFIX: t.config.keyPrefix, METRICS_FLUSH_MS: '60000' }, () => clock));
 });
 
 describe('counters', () => {
@@ -60,8 +62,7 @@ describe('counters', () => {
     async () => {
       const name = uniqueName('kept');
       const log = createLogger('silent');
-      if (t.config.redis.kind === 'embedded') throw new Error('unreachable');
-      const broken = createRedisClient(t.config.redis, log, 'broken');
+      const broken = testRedis(t.config, log, 'broken');
       const offline = createServices(broken, t.config, log);
       offline.counters.add(name, 3);
       broken.disconnect();
@@ -73,7 +74,6 @@ describe('counters', () => {
       const samples = await services.counters.samples(name, 60);
       expect(samples.reduce((sum, s) => sum + s.count, 0)).toBe(3);
       await offline.close();
-      await closeRedisClient(broken);
     },
   );
 });

@@ -2,7 +2,7 @@
  * Admins are stored grants: made by `npm run admin` on the operator's machine or by another admin, never by
  * signing up a name first; ADMIN_USERS, the development shortcut, is refused in production.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { redisEnv, startTestApp, uniqueName, type TestApp } from '../support/app.js';
 import { runEntry, spawnGateway } from '../support/gateway-process.js';
 
@@ -10,7 +10,6 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ ADMIN_USERS: '' });
 });
-afterAll(() => t.close());
 
 const admin = (...args: string[]) =>
   runEntry('src/cli/admin.ts', args, { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
@@ -96,11 +95,7 @@ describe('stored admin grants', () => {
 describe('ADMIN_USERS, the development shortcut', () => {
   it('makes a listed name admin outside production', async () => {
     const dev = await startTestApp({ ADMIN_USERS: 'root,ops', NODE_ENV: 'development' });
-    try {
-      expect((await dev.gql(IS_ADMIN, {}, (await dev.signUp('OPS')).token)).data).toEqual({ me: { isAdmin: true } });
-    } finally {
-      await dev.close();
-    }
+    expect((await dev.gql(IS_ADMIN, {}, (await dev.signUp('OPS')).token)).data).toEqual({ me: { isAdmin: true } });
   });
 
   it('is refused at start, in one line, with NODE_ENV=production', async () => {

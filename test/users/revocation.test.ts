@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
 import {
   eventually,
@@ -17,7 +17,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record } from '../support/chats.js';
-import { startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { startGateway, type GatewayProcess } from '../support/gateway-process.js';
 
 const ME = '{ me { username } }';
 const SIGN_OUT = 'mutation { signOut }';
@@ -32,8 +32,6 @@ describe('live subscriptions of a revoked token', () => {
     const env = { KEY_PREFIX: uniquePrefix(), SESSION_CHECK_MS: '3600000' };
     [a, b] = [await startTestApp(env), await startTestApp(env)];
   });
-  afterAll(async () => Promise.all([a?.close(), b?.close()]));
-
   it('end on every process and transport when signOut returns: WebSocket with 4403, SSE with UNAUTHENTICATED', async () => {
     const ann = await a.signUp();
     const chatId = await createChat(a, ann.token, [], 'hello');
@@ -59,20 +57,16 @@ describe('live subscriptions of a revoked token', () => {
   it('end once the periodic check finds the session expired (SSE too)', async () => {
     const env = { KEY_PREFIX: a.config.keyPrefix, SESSION_CHECK_MS: '200' };
     const checking = await startTestApp(env);
-    try {
-      const bob = await checking.signUp();
-      const chatId = await createChat(checking, bob.token, [], 'hi');
-      const sse = await sseSubscribe(checking.url, MESSAGE_ADDED, { c: chatId }, bob.token);
-      const ws = record(checking.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
-      await Promise.all([sse.until(() => sse.results.length === 1), ws.until((items) => items.length === 1)]);
-      await checking.redis.del(sessionKey(env.KEY_PREFIX, bob.token)); // as its idle expiry would
-      await sse.until(() => sse.ended, 5000);
-      expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-      expect(await eventually(() => Promise.resolve(ws.closed !== null), 5000)).toBe(true);
-      expect(ws.closed).toEqual({ code: 4403 });
-    } finally {
-      await checking.close();
-    }
+    const bob = await checking.signUp();
+    const chatId = await createChat(checking, bob.token, [], 'hi');
+    const sse = await sseSubscribe(checking.url, MESSAGE_ADDED, { c: chatId }, bob.token);
+    const ws = record(checking.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await Promise.all([sse.until(() => sse.results.length === 1), ws.until((items) => items.length === 1)]);
+    await checking.redis.del(sessionKey(env.KEY_PREFIX, bob.token)); // as its idle expiry would
+    await sse.until(() => sse.ended, 5000);
+    expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await eventually(() => Promise.resolve(ws.closed !== null), 5000)).toBe(true);
+    expect(ws.closed).toEqual({ code: 4403 });
   });
 });
 
@@ -84,18 +78,14 @@ describe('revocation confirmed by every process', () => {
     async () => {
       const env = { KEY_PREFIX: uniquePrefix() };
       const [a, b] = [await startTestApp(env), await startTestApp(env)];
-      try {
-        const ann = await a.signUp();
-        expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
-        // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
-        const doorbells = (b.app.services.poller as unknown as { subscriber: { stream: Socket } }).subscriber.stream;
-        doorbells.pause();
-        setTimeout(() => doorbells.resume(), 300);
-        expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
-        expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
-      } finally {
-        await Promise.all([a.close(), b.close()]);
-      }
+      const ann = await a.signUp();
+      expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
+      // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
+      const doorbells = (b.app.services.poller as unknown as { subscriber: { stream: Socket } }).subscriber.stream;
+      doorbells.pause();
+      setTimeout(() => doorbells.resume(), 300);
+      expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
+      expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
     },
   );
 });
@@ -107,10 +97,6 @@ describe('revocation across gateway processes', () => {
     t = await startTestApp();
     const env = { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix, WORKER: 'off', RATE_LIMIT_PER_MINUTE: '0' };
     gateways = await Promise.all([startGateway(env), startGateway(env)]);
-  });
-  afterAll(async () => {
-    await Promise.all(gateways.map((g) => stopGateway(g)));
-    await t?.close();
   });
 
   it('refuses the token on the other process as soon as signOut returns: 0 of 1,000 trials', async () => {

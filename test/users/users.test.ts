@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE_FORBIDDEN } from '../../src/gateway/ws.js';
 import { keysOf } from '../support/keys.js';
 import {
@@ -17,7 +17,6 @@ let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ SESSION_TTL: '600' });
 });
-afterAll(() => t.close());
 
 const SIGN_UP =
   'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { id username } } }';
@@ -201,20 +200,16 @@ describe('WebSocket authentication', () => {
 describe('sessions cached in each process', () => {
   it('answers a token it resolved without a round trip; a revocation in another process takes effect there at once', async () => {
     const other = await startTestApp({ KEY_PREFIX: t.config.keyPrefix, SESSION_TTL: '600' });
-    try {
-      const { token } = await t.signUp();
-      // Once the new process hears revocations (its first read of their doorbell), it answers from its cache.
-      const cached = async () => {
-        const recording = recordCommands(other.redis);
-        const me = (await other.gql(ME, {}, token)).data?.me;
-        return me !== null && !recording.stop().includes('getex');
-      };
-      expect(await eventually(cached, 5000)).toBe(true);
-      expect((await t.gql('mutation { signOut }', {}, token)).data).toEqual({ signOut: true });
-      expect((await other.gql(ME, {}, token)).data).toEqual({ me: null });
-    } finally {
-      await other.close();
-    }
+    const { token } = await t.signUp();
+    // Once the new process hears revocations (its first read of their doorbell), it answers from its cache.
+    const cached = async () => {
+      const recording = recordCommands(other.redis);
+      const me = (await other.gql(ME, {}, token)).data?.me;
+      return me !== null && !recording.stop().includes('getex');
+    };
+    expect(await eventually(cached, 5000)).toBe(true);
+    expect((await t.gql('mutation { signOut }', {}, token)).data).toEqual({ signOut: true });
+    expect((await other.gql(ME, {}, token)).data).toEqual({ me: null });
   });
 
   it('empties its cache when a poll finds the revocations moved without a ring', async () => {
@@ -224,16 +219,12 @@ describe('sessions cached in each process', () => {
       POLL_INTERVAL_MS: '50',
       POLL_IDLE_MS: '200',
     });
-    try {
-      const { token } = await t.signUp();
-      expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
-      // A revocation whose ring was lost on its way: the session is gone and the head moved, but no ring came.
-      await t.redis.del(sessionKey(token));
-      await t.redis.incr(keysOf(t.config.keyPrefix).sessionRevocations().head);
-      // Within a poll tick, well before the cached entry would expire (5 s).
-      expect(await eventually(async () => (await other.gql(ME, {}, token)).data?.me === null, 2000)).toBe(true);
-    } finally {
-      await other.close();
-    }
+    const { token } = await t.signUp();
+    expect((await other.gql(ME, {}, token)).data?.me).not.toBeNull();
+    // A revocation whose ring was lost on its way: the session is gone and the head moved, but no ring came.
+    await t.redis.del(sessionKey(token));
+    await t.redis.incr(keysOf(t.config.keyPrefix).sessionRevocations().head);
+    // Within a poll tick, well before the cached entry would expire (5 s).
+    expect(await eventually(async () => (await other.gql(ME, {}, token)).data?.me === null, 2000)).toBe(true);
   });
 });

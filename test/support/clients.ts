@@ -1,0 +1,192 @@
+/**
+ * Clients of the real product, as users' programs are: GraphQL over HTTP (fetch), graphql-ws over real sockets, SSE,
+ * and polling. No vitest here: the benchmarks use these too.
+ */
+import { randomBytes } from 'node:crypto';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import type { RedisClient } from '../../src/redis/clients.js';
+
+export interface GraphQLResponse<T = Record<string, unknown>> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string; [k: string]: unknown } }[];
+  /** The body as received. */
+  text: string;
+}
+
+export const uniquePrefix = () => `t${randomBytes(4).toString('hex')}:`;
+export const uniqueName = (stem = 'u') => `${stem}${randomBytes(4).toString('hex')}`;
+
+export async function postGraphQL<T = Record<string, unknown>>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  token?: string,
+): Promise<GraphQLResponse<T>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const text = await res.text();
+  return { status: res.status, text, ...(JSON.parse(text) as Omit<GraphQLResponse<T>, 'status' | 'text'>) };
+}
+
+/** Signs a user up on the gateway at `url` (its /graphql); throws unless it worked. */
+export async function signUp(
+  url: string,
+  username = uniqueName(),
+  password = 'password123',
+): Promise<{ token: string; username: string }> {
+  const r = await postGraphQL<{ signUp: { token: string; user: { username: string } } }>(
+    url,
+    'mutation($u: String!, $p: String!) { signUp(username: $u, password: $p) { token user { username } } }',
+    { u: username, p: password },
+  );
+  if (!r.data?.signUp) throw new Error(`signUp failed: ${r.text}`);
+  return { token: r.data.signUp.token, username: r.data.signUp.user.username };
+}
+
+export function wsClient(
+  url: string,
+  token?: string,
+  options: Partial<Parameters<typeof createClient>[0]> = {},
+): Client {
+  return createClient({
+    url,
+    webSocketImpl: WebSocket,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    retryAttempts: 0,
+    lazy: true,
+    ...options,
+  });
+}
+
+/** A subscription over graphql-yoga's SSE (a POST answered with text/event-stream), recording each result. */
+export interface SseSubscription {
+  results: Omit<GraphQLResponse, 'status' | 'text'>[];
+  /** Whether the server ended the stream. */
+  ended: boolean;
+  /** Resolves once `check()` holds; rejects after the deadline. */
+  until(check: () => boolean, timeoutMs?: number): Promise<void>;
+  cancel(): Promise<void>;
+}
+
+export async function sseSubscribe(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  token?: string,
+): Promise<SseSubscription> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ query, variables }),
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const sub: SseSubscription = {
+    results: [],
+    ended: false,
+    async until(check, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!check()) {
+        if (Date.now() > deadline)
+          throw new Error(`SSE: timed out with ${JSON.stringify(sub.results)} (ended: ${sub.ended})`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    cancel: () => reader.cancel().catch(() => undefined),
+  };
+  void (async () => {
+    let buffer = '';
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        buffer += decoder.decode(chunk.value, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(event)?.[1];
+          if (/^event: next$/m.test(event) && data)
+            sub.results.push(JSON.parse(data) as Omit<GraphQLResponse, 'status' | 'text'>);
+        }
+      }
+    } catch {
+      // cancelled
+    }
+    sub.ended = true;
+  })();
+  return sub;
+}
+
+/** Runs one query or mutation over a graphql-ws client and resolves with its single result. */
+export function wsRequest<T = Record<string, unknown>>(
+  client: Client,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<Omit<GraphQLResponse<T>, 'status' | 'text'>> {
+  return new Promise((resolve, reject) => {
+    let result: Omit<GraphQLResponse<T>, 'status' | 'text'> | undefined;
+    client.subscribe<T>(
+      { query, variables },
+      {
+        next: (value) => (result = value as Omit<GraphQLResponse<T>, 'status' | 'text'>),
+        error: (err) =>
+          Array.isArray(err)
+            ? resolve({ errors: err as GraphQLResponse['errors'] })
+            : reject(err instanceof Error ? err : new Error(`socket closed: ${(err as { code?: number }).code}`)),
+        complete: () => (result ? resolve(result) : reject(new Error('completed without a result'))),
+      },
+    );
+  });
+}
+
+/** Records the names of the commands `redis` sends until `stop` is called, which returns them. */
+export function recordCommands(redis: RedisClient): { stop: () => string[] } {
+  const sent: string[] = [];
+  const original = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+    sent.push(command.name);
+    return (original as (...args: unknown[]) => unknown)(command, ...rest);
+  }) as typeof redis.sendCommand;
+  return {
+    stop: () => {
+      redis.sendCommand = original;
+      return sent;
+    },
+  };
+}
+
+/** The keys starting with `prefix` on every master of `redis`, and the bytes they take (MEMORY USAGE). */
+export async function prefixMemory(redis: RedisClient, prefix: string): Promise<{ keys: string[]; bytes: number }> {
+  const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+  const keys: string[] = [];
+  let bytes = 0;
+  for (const node of nodes) {
+    for (let cursor = '0'; ;) {
+      const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      for (const key of batch) {
+        keys.push(key);
+        bytes += (await node.memory('USAGE', key)) ?? 0;
+      }
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  }
+  return { keys, bytes };
+}
+
+/** Polls `check` until it returns true or the deadline passes; returns whether it became true. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, intervalMs = 50): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

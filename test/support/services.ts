@@ -1,0 +1,23 @@
+/** The services on the test Redis, without HTTP: for tests of a service's own behaviour. They dispose themselves. */
+import type { Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import type { RedisClient } from '../../src/redis/clients.js';
+import { createServices, type Services } from '../../src/services/index.js';
+import { testConfig, testRedis } from './app.js';
+import { disposeLater } from './dispose.js';
+
+export interface TestServices {
+  services: Services;
+  redis: RedisClient;
+  config: Config;
+}
+
+/** Services with a new key prefix (or `env`'s); `now` is the clock of their telemetry. */
+export function startTestServices(env: Record<string, string> = {}, now?: () => number): TestServices {
+  const config = testConfig(env);
+  const log = createLogger(config.logLevel);
+  const redis = testRedis(config, log, 'test-services');
+  const services = createServices(redis, config, log, now);
+  disposeLater(() => services.close());
+  return { services, redis, config };
+}
