@@ -1,39 +1,6 @@
 /**
- * Locks and task queues against the usual libraries, measured in one run on one Redis (`npm run bench:coordination`).
- *
- * Starts its own redis-server (no persistence) and drives everything in this process: our LockService, QueueService
- * and Worker (built with createServices over one createRedisClient client, autopipelining on, KEY_PREFIX "bench:"),
- * redis-semaphore's Mutex and BullMQ. The baselines use their libraries' default client options: redis-semaphore
- * one `new Redis(url)` shared by all its Mutexes (as all of ours share one client), BullMQ connection options
- * { host, port } (its own ioredis clients). Autopipelining, which our client always has, costs a sequential caller
- * about one event-loop turn per round trip and saves syscalls under concurrency.
- *
- * 1. Locks: acquire + release pairs per second on one lock, for BENCH_SECONDS, by 1 loop (sequential) and by 50
- *    concurrent loops (all in this process, on the one client; a loop acquires, then releases, then goes again).
- *    "fairness" is the pairs of the least served loop over the mean per loop (1: even; near 0: a loop starved).
- *    Ours: locks.acquire(name, { leaseMs: 10000, waitMs: 10000 }) and locks.release(lease), which must return true.
- *    redis-semaphore: a new Mutex(client, key, { lockTimeout: 10000, acquireTimeout: 10000, refreshInterval: 0 })
- *    per pair (its README's pattern), acquire() then release(). Lease and wait match ours; the refresh timer is off
- *    because our acquire() has no keep-alive either; retryInterval is its default (10 ms: a waiter polls SET NX,
- *    where ours is woken by the releaser's doorbell).
- * 2. Enqueue: BENCH_TASKS no-op tasks (args {}) added 50 in flight, tasks/s. Ours: queues.enqueue(queue, 'noop', {});
- *    BullMQ: queue.add('noop', {}) on a Queue with defaultJobOptions { removeOnComplete: true, removeOnFail: true }
- *    (its documented way not to keep every finished job; ours keeps none either).
- * 3. Processing: BENCH_TASKS tasks are enqueued as in 2 (not timed), then a worker with a no-op handler starts
- *    and the clock runs until the handler has run BENCH_TASKS times, at concurrency 1 and 16. Ours: new Worker(...,
- *    { concurrency, heartbeatMs: 1000, timeoutMs: 10000, pollMs: 100 }), timed from start() (which opens its
- *    BLMOVE connection). BullMQ: a Worker with autorun false, timed from run() once waitUntilReady() resolved.
- *    After each, the queue must be empty: nothing ready, running, delayed or failed, and no task run twice.
- *
- * Every measurement uses fresh lock and queue names. After a discarded warm-up of every case (0.5 s or a tenth of
- * the tasks), BENCH_ROUNDS rounds (default 3) run each case on both sides, ours first in odd rounds and the baseline
- * first in even ones; the tables quote medians and the ratio median(ours)/median(baseline), aim >= 1. Beside the
- * rates, per operation (lock pair or task): Redis commands (delta of INFO total_commands_processed, which counts
- * the commands scripts run too, less our INFO), redis-server CPU µs (/proc/<pid>/stat, 10 ms ticks) and this
- * process's CPU µs (process.cpuUsage(): the client side; less noisy than the rates on a busy machine).
- * Any error, timeout or lost task exits 1. Progress goes to stderr, the result tables to stdout.
- *
- * Env (defaults): BENCH_SECONDS (3, per lock measurement), BENCH_ROUNDS (3), BENCH_TASKS (10000, per queue measurement).
+ * Locks and task queues beside redis-semaphore and BullMQ, in one run on one Redis (`npm run bench:coordination`).
+ * How it measures: docs/benchmarks.md.
  */
 import { Queue, Worker as BullWorker, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';

@@ -1,37 +1,6 @@
 /**
- * The IP-to-city index on a full real dataset (`npm run bench:geo`): import speed, Redis memory, and lookups/s
- * through GraphQL beside an in-process lookup over the same rows, in the same run.
- *
- * Data: the GeoLite2 country ranges that the devDependency @ip-location-db/geolite2-country ships
- * (geolite2-country-ipv4.csv and geolite2-country-ipv6.csv, layout start,end,country, no header).
- *
- * 1. Import. Starts a private redis-server, reads INFO memory used_memory, then runs the real CLI as a child
- *    (`node --import tsx src/cli/import-cities.ts --blocks <ipv4> --blocks <ipv6>`, REDIS_URL, KEY_PREFIX
- *    "bench-geo:"). Rows are the CLI's "imported N IPv4 and M IPv6 ranges" (N + M; checked against ZCARD of the
- *    live keys); rows/s is rows over the child's wall time, tsx start-up included (the CLI's own figure, without
- *    start-up, is printed beside it). Redis MiB is used_memory after minus before (ranges, cities and allocator
- *    overhead), bytes/row that over rows.
- * 2. Sample. BENCH_LOOKUPS addresses (default 100000) from a seeded PRNG (BENCH_SEED, default 1), the same for
- *    both sides: 80% IPv4 drawn uniformly from the whole 2^32 space (so reserved space and gaps, which must find
- *    nothing, are hit too), 20% IPv6 drawn uniformly inside a uniformly chosen imported IPv6 range.
- * 3. Gateway. Starts src/server.ts (NODE_ENV=production, LOG_LEVEL=warn, WORKER=off, same KEY_PREFIX), signs a
- *    user up for a bearer token, and POSTs `citiesByIp(ips: $ips) { country }` in batches of BENCH_BATCH (default
- *    1000, the most one call takes) with BENCH_CONCURRENCY requests in flight (default 8) over fetch keep-alive;
- *    request bodies are serialized before the clock starts, responses parsed inside it. lookups/s = addresses /
- *    wall seconds. Every response must be a 200 without errors and as many results as addresses. Beside it, the
- *    CPU time (/proc) of the gateway and of redis-server per lookup.
- * 4. In-process. The same two CSV files loaded here into sorted arrays (IPv4 starts/ends as numbers, IPv6 as
- *    32-digit hex strings, both through src/services/geo/ip.ts parseBounds, so families and bounds are read exactly as
- *    the importer reads them); each sampled address goes through parseAddress, then a binary search for the range
- *    with the greatest start at or below it, which counts only if it also ends at or above it. Its load time and
- *    retained memory (heap + array buffers, after a forced GC) are printed too.
- *    This is the ceiling: no network, no HTTP, no GraphQL, no Redis. The ratio gateway/in-process is what the
- *    Redis-backed index (shared by every gateway, replaced atomically by an import) costs; there is no aim for it.
- * 5. Rounds. A discarded warm-up of each side, then BENCH_ROUNDS rounds (default 3), the side going first
- *    alternating; medians are quoted. After every round, every gateway answer must equal the in-process one (null
- *    for both in gaps).
- *
- * Any failure, bad response or mismatch exits 1. Progress goes to stderr, the tables to stdout.
+ * The IP-to-city index on the full GeoLite2 country data (`npm run bench:geo`): import speed, Redis memory, and
+ * lookups/s through GraphQL beside an in-process lookup over the same rows. How it measures: docs/benchmarks.md.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

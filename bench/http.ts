@@ -1,17 +1,6 @@
 /**
- * HTTP throughput of the gateway against a bare graphql-yoga baseline (`npm run bench:http`).
- *
- * Starts its own redis-server, two gateways and bench/support/bare-yoga.ts as child processes on free loopback
- * ports, then runs autocannon (POST /graphql, 50 connections, no pipelining) alternately against
- *   (a) the gateway with rate limits off, `{ me { id } }` with a bearer token (resolved through the process's
- *       session cache),
- *   (b) the same on a gateway with the per-operation rate limit on (RATE_LIMIT_PER_MINUTE high enough never to
- *       refuse, so every request takes quota as it would under the default limit: from batches of 50), and
- *   (c) the bare yoga, `{ __typename }`,
- * in ABCCBA order for BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS seconds (default 5), after a discarded 1 s warm-up of each.
- * Alternating rounds and taking medians tames the drift of a shared, noisy machine. Every response must be a 200
- * with the expected body (autocannon's expectBody); any non-2xx, error, timeout or mismatch exits 1, so a broken
- * gateway cannot post a good number. Progress goes to stderr, the result table to stdout.
+ * HTTP throughput: `{ me }` on the gateway with rate limits off and on, beside a bare graphql-yoga `{ __typename }`
+ * (`npm run bench:http`). How it measures: docs/benchmarks.md.
  */
 import {
   HOST,

@@ -1,22 +1,6 @@
 /**
- * What counting and timing every operation costs the gateway in HTTP throughput (`npm run bench:overhead`).
- *
- * Starts its own redis-server and two gateways on it as child processes on free loopback ports, identical but for
- * METRICS: "on" (src/gateway/plugins/metrics.ts counts every served operation under its name and times it in memory;
- * src/services/telemetry/metrics.ts flushes counters and statistics to Redis every METRICS_FLUSH_MS, default 1000) and "off"
- * (neither). Both run with NODE_ENV=production, LOG_LEVEL=warn, WORKER=off and a KEY_PREFIX of their own.
- * autocannon (POST /graphql, 50 connections, no pipelining) sends the named operation `query Me { me { id } }` with
- * a bearer token (one Redis GETEX per request) alternately to each, in ABBA order for BENCH_ROUNDS rounds
- * (default 3) of BENCH_SECONDS seconds (default 5), after a discarded 1 s warm-up of each; the table quotes medians
- * and the ratio median(on)/median(off), aim >= 0.9. Beside them, each gateway's CPU time per request (/proc/<pid>/stat,
- * over warm-ups and rounds, its idle time during the other's runs included): less noisy than the rates on a busy machine.
- *
- * Every response must be a 200 with the expected body (autocannon's expectBody); any non-2xx, error, timeout or
- * mismatch exits 1. Afterwards, once a flush has had time to run, the "on" gateway's counter "Me" (precision 1 day)
- * must hold every request it answered and at most every request sent to it (the last ones in flight when a run
- * stops are sent but not answered); the "off" gateway's must be empty. Otherwise it exits 1 as well: the "off"
- * figures would not be a baseline, or the "on" ones would not include the counting. Progress goes to stderr, the
- * tables to stdout.
+ * What counting and timing every operation costs in HTTP throughput: METRICS on beside off (`npm run bench:overhead`).
+ * How it measures: docs/benchmarks.md.
  */
 import {
   HOST,

@@ -1,56 +1,6 @@
 /**
- * Subscription cost, latency, loss and throughput of the gateway, each beside a baseline measured in the same
- * run (`npm run bench:subscriptions`).
- *
- * Starts its own redis-server, the gateway (src/server.ts) and bench/support/push-baseline.ts (graphql-yoga with
- * createPubSub over @graphql-yoga/redis-event-target: plain push, no mailbox) as child processes on free loopback
- * ports, all on that one Redis. Users, sessions and chats for the gateway are seeded straight through the
- * services (no password hashing), under a KEY_PREFIX of their own. Subscribers are graphql-transport-ws
- * subscriptions `messageAdded(chatId)` over raw `ws` sockets: each socket is one user, carrying that user's
- * subscriptions (the users of a group of BENCH_MEMBERS share the group's chats). Messages are sent with
- * POST /graphql sendMessage, each by a member of the chat.
- *
- * 1. Idle cost. BENCH_IDLE_SUBSCRIBERS subscribers (chats of BENCH_MEMBERS members) over BENCH_IDLE_CONNECTIONS
- *    sockets. Baseline first, while the gateway has no subscribers: bench/support/naive-poller.ts (a child) reads
- *    every subscriber's mailbox every BENCH_NAIVE_INTERVAL_MS with one ZRANGEBYSCORE after its read position (the
- *    book's fetch_pending_messages on a timer). Then the gateway: all subscribed (each has received its chat's
- *    first message), BENCH_IDLE_SETTLE_SECONDS for the poller to back off, then the window. Each measured over
- *    BENCH_SECONDS: Redis commands/s (delta of INFO stats total_commands_processed, less our own INFO) and the CPU %
- *    of the process under test and of redis-server (/proc/<pid>/stat, CLK_TCK). A short window with neither
- *    running is shown too (the floor). Aim: the gateway at least 20x fewer commands/s.
- * 2. Latency and loss, paired: both targets at once, each with BENCH_LIVE_SUBSCRIBERS subscribers over
- *    BENCH_LIVE_CONNECTIONS sockets. Messages are sent at a steady rate for BENCH_SECONDS at each of BENCH_RATES
- *    (round robin over the chats); each message goes to both targets at the same moment (their two sends back to
- *    back, which one first alternating), each text carrying its send time; send start -> receipt for every
- *    (message, subscriber); p50/p99 per target. Measured one after the other, a pause of this shared machine
- *    (they come every few seconds and stall every process for 20-300 ms) set whichever target's p99 it happened to
- *    fall on; paired, it delays both alike. The CPU of each process is measured over the window; Redis serves
- *    both at once, so its figures are for the pair. Latency near saturation is mostly queueing, so it is measured
- *    at a moderate and at a heavy rate. Aim: gateway p99 within 1.5x of the push baseline's (the median over the
- *    rounds of each round's ratio: a round measures both under the same conditions). Then the loss
- *    check, one target after the other: BENCH_AWAY subscribers (whole sockets) disconnect, BENCH_AWAY_MESSAGES
- *    messages go to their chats, they reconnect with new subscriptions; counted: how many of the messages sent
- *    while away each one delivers (the gateway replays everything unread; only the ids sent while away count).
- * 3. Throughput. Same shape as 2; BENCH_SENDERS concurrent senders as fast as they can for BENCH_SECONDS; messages/s
- *    sent and deliveries/s received (until the last delivery), and a check that every subscriber got every message
- *    of its chat exactly once and in order.
- *
- * Sections 2 and 3 run BENCH_ROUNDS times (default 1); section 3 alternates which target goes first; the tables
- * quote medians over the rounds. Every round seeds fresh chats and opens fresh sockets. Any error, and any message the gateway
- * loses, duplicates or reorders, exits 1; the push baseline's losses are counted, not fatal. A delivery wait ends
- * when everything expected has arrived, after 3 s without a delivery, or after BENCH_DRAIN_SECONDS.
- *
- * Env (defaults): BENCH_SECONDS (10), BENCH_ROUNDS (1), BENCH_MEMBERS (10), BENCH_IDLE_SUBSCRIBERS (10000),
- * BENCH_IDLE_CONNECTIONS (100), BENCH_IDLE_SETTLE_SECONDS (5), BENCH_NAIVE_INTERVAL_MS (100),
- * BENCH_LIVE_SUBSCRIBERS (1000), BENCH_LIVE_CONNECTIONS (100), BENCH_RATES (50,200: latency is measured at
- * each send rate for BENCH_SECONDS, after a 2 s warm-up at that rate that is not timed; the loss check runs with
- * the first),
- * BENCH_AWAY (100), BENCH_AWAY_MESSAGES (100), BENCH_SENDERS (50), BENCH_DRAIN_SECONDS (30), BENCH_SECTIONS (1,2,3: which
- * sections run, e.g. BENCH_SECTIONS=2 for latency and loss only). Subscribers and
- * connections must be multiples of BENCH_MEMBERS, and BENCH_AWAY a multiple of the subscriptions per connection.
- * The gateway child inherits the environment (so POLL_INTERVAL_MS, POLL_IDLE_MS etc. apply) except REDIS_URL,
- * PORT, HOST, KEY_PREFIX, LOG_LEVEL=warn, NODE_ENV=production and WS_MAX_SUBSCRIPTIONS (at least 1000).
- * Progress goes to stderr, the result tables to stdout.
+ * Subscription cost, latency, loss and throughput of the gateway, beside a naive poller and a push baseline measured in
+ * the same run (`npm run bench:subscriptions`). How it measures, and its BENCH_* variables: docs/benchmarks.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

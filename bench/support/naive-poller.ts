@@ -1,12 +1,6 @@
 /**
- * Naive-polling baseline for bench/subscriptions.ts (run as a child process): the book's fetch_pending_messages
- * done for every subscriber on a timer. For each subscriber it reads its mailbox every NAIVE_INTERVAL_MS
- * (default 100): one ZRANGEBYSCORE on its chat's messages key after its read position, and moves its position
- * past what it got. All subscribers' reads of one tick go out as one pipeline (the cheapest a naive client can
- * be); a tick that takes longer than the interval is followed by the next at once.
- *
- * Input: REDIS_URL, and NAIVE_SUBSCRIBERS_FILE, a JSON array of { key, after } (the chat's messages key and
- * the subscriber's read position). Every 1 s it prints a JSON line on stdout: { ticks, commands } so far.
+ * The naive-polling baseline of bench/subscriptions.ts (a child process): the book's fetch_pending_messages for every
+ * subscriber on a timer. Input and output: docs/benchmarks.md.
  */
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';

@@ -1,12 +1,7 @@
 /**
- * The only place that creates Redis clients. Every client gets the product's Lua scripts as commands,
- * reconnects with jittered exponential backoff, and fails a command after a few retries instead of
- * queueing it forever while Redis is away (so requests error out and `/readyz` reports the outage).
- *
- * No autopipelining: commands issued in the same tick (a DataLoader batch, a poller tick) already go out
- * back to back, one round trip in all, and ioredis's autopipelining costs more CPU than it saves: measured
- * with our scripts defined, a sequential GET took 170 µs of CPU with it and 67 µs without, and 50
- * concurrent callers 13.8 µs against 9.7 (bench/coordination.ts shows the same on locks and queues).
+ * The only place that creates Redis clients. Every client gets the product's scripts as commands, reconnects with
+ * jittered exponential backoff, and fails a command after a few retries instead of queueing it forever while Redis is
+ * away. No autopipelining: measured, it costs more CPU than it saves here (docs/operations.md).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';

@@ -1,8 +1,9 @@
-/** Chats, messages, contacts and notifications: who is asking, which arguments, one service call. */
+/** Chats, messages, contacts, notifications and scheduled messages: who is asking, which arguments, one service call. */
 import type { Context } from '../context.js';
 import { AppError, forbidden, notFound } from '../errors.js';
 import { parseChatId, type ChatState, type Message } from '../services/chat/chats.js';
 import type { Notification } from '../services/chat/notifications.js';
+import type { ScheduledMessage } from '../services/chat/scheduled.js';
 import type { User } from '../services/users/users.js';
 import { requireViewer } from './auth.js';
 
@@ -164,3 +165,42 @@ export const subscribeNotifications = (
   _args: unknown,
   ctx: Context,
 ): AsyncIterable<Notification | AppError> => ctx.services.feeds.notificationAdded(requireViewer(ctx).username);
+
+// --- Scheduled messages ----------------------------------------------------------------------------------------
+
+export const scheduledMessages = (
+  _root: unknown,
+  args: { chatId: string },
+  ctx: Context,
+): Promise<ScheduledMessage[]> => ctx.services.scheduled.list(requireViewer(ctx).username, parseChatId(args.chatId));
+
+export const scheduleMessage = (
+  _root: unknown,
+  args: { chatId: string; text: string; sendAt: Date },
+  ctx: Context,
+): Promise<ScheduledMessage> =>
+  ctx.services.scheduled.scheduleMessage(requireViewer(ctx).username, parseChatId(args.chatId), args.text, args.sendAt);
+
+export const cancelScheduledMessage = (_root: unknown, args: { id: string }, ctx: Context): Promise<boolean> =>
+  ctx.services.scheduled.cancelScheduledMessage(requireViewer(ctx).username, args.id);
+
+/** The message it was sent as, while the viewer can still read it (a member, and not yet trimmed). */
+export const scheduledMessage = async (
+  scheduled: ScheduledMessage,
+  _args: unknown,
+  ctx: Context,
+): Promise<Message | null> => {
+  if (scheduled.messageId === null) return null;
+  try {
+    const read = await ctx.services.chats.read(
+      scheduled.chatId,
+      requireViewer(ctx).username,
+      scheduled.messageId - 1,
+      1,
+    );
+    return read.messages.find((m) => m.id === scheduled.messageId) ?? null;
+  } catch (err) {
+    if (AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) return null;
+    throw err;
+  }
+};

@@ -8,7 +8,7 @@ import { checkPage } from '../services/shared/paging.js';
 import type { Stats } from '../services/telemetry/stats.js';
 import { requireAdmin, requireViewer } from './auth.js';
 
-const RANKED_MAX = 100;
+export const RANKED_MAX = 100;
 const LOG_MAX = 100;
 
 /** Names of counters, statistics and logs: what the gateway writes (operation names, `gateway`) fits this. */

@@ -1,6 +1,7 @@
 import * as resolvers from '../resolvers/access-logs.js';
 import { GEO_LEVELS, type LogUpload } from '../services/access-logs/access-logs.js';
 import { builder } from './builder.js';
+import { VISITS_PAGE_MAX } from '../services/access-logs/access-logs.js';
 
 const LogUploadType = builder.objectRef<LogUpload>('LogUpload').implement({
   description:
@@ -24,7 +25,7 @@ const VisitCountType = builder.objectRef<{ place: string; count: number }>('Visi
 builder.queryFields((t) => ({
   dailyVisits: t.field({
     type: [VisitCountType],
-    description: 'Visits on `day` (YYYY-MM-DD) from the uploaded access logs, most first; `first` at most 1000.',
+    description: `Visits on \`day\` (YYYY-MM-DD) from the uploaded access logs, most first; \`first\` at most ${VISITS_PAGE_MAX}.`,
     args: {
       day: t.arg.string({ required: true }),
       level: t.arg({ type: GeoLevelType, defaultValue: 'COUNTRY' }),

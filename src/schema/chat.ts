@@ -1,8 +1,13 @@
 import * as resolvers from '../resolvers/chat.js';
 import type { Message } from '../services/chat/chats.js';
 import type { Notification } from '../services/chat/notifications.js';
+import type { ScheduledMessage } from '../services/chat/scheduled.js';
 import { builder } from './builder.js';
 import { UserType } from './users.js';
+import { CONTACTS_MAX } from '../services/chat/contacts.js';
+import { MEMBERS_PAGE_MAX, MESSAGES_PAGE_MAX } from '../services/chat/chats.js';
+import { NOTIFICATIONS_PAGE_MAX } from '../services/chat/notifications.js';
+import { AHEAD_MAX_MS, DONE_KEPT, PENDING_MAX, RETENTION_MS } from '../services/chat/scheduled.js';
 
 const state =
   <K extends keyof Awaited<ReturnType<typeof resolvers.chatState>>>(key: K) =>
@@ -16,7 +21,7 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
     isPublic: t.boolean({ description: 'Whether anyone may join with joinChat.', resolve: state('isPublic') }),
     members: t.field({
       type: [UserType],
-      description: 'Members, sorted by name; `prefix` autocompletes case-insensitively; `first` at most 1000.',
+      description: `Members, sorted by name; \`prefix\` autocompletes case-insensitively; \`first\` at most ${MEMBERS_PAGE_MAX}.`,
       args: { prefix: t.arg.string(), first: t.arg.int({ defaultValue: 50 }) },
       resolve: resolvers.members,
     }),
@@ -44,7 +49,7 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
     }),
     messages: t.field({
       type: [MessageType],
-      description: 'Retained messages with an id above `after`, ascending; `first` at most 500.',
+      description: `Retained messages with an id above \`after\`, ascending; \`first\` at most ${MESSAGES_PAGE_MAX}.`,
       args: { after: t.arg.int({ defaultValue: 0 }), first: t.arg.int({ defaultValue: 50 }) },
       resolve: resolvers.messages,
     }),
@@ -93,14 +98,13 @@ builder.queryFields((t) => ({
   }),
   contacts: t.field({
     type: ['String'],
-    description:
-      "The viewer's recent contacts, newest first, filtered by `prefix` (case-insensitive); `first` at most 100.",
+    description: `The viewer's recent contacts, newest first, filtered by \`prefix\` (case-insensitive); \`first\` at most ${CONTACTS_MAX}.`,
     args: { prefix: t.arg.string({ defaultValue: '' }), first: t.arg.int({ defaultValue: 10 }) },
     resolve: resolvers.contacts,
   }),
   notifications: t.field({
     type: [NotificationType],
-    description: "The viewer's unacknowledged notifications, oldest first; `first` at most 1000.",
+    description: `The viewer's unacknowledged notifications, oldest first; \`first\` at most ${NOTIFICATIONS_PAGE_MAX}.`,
     args: { first: t.arg.int({ defaultValue: 50 }) },
     resolve: resolvers.notifications,
   }),
@@ -187,5 +191,58 @@ builder.subscriptionFields((t) => ({
     description: 'Unacknowledged notifications, oldest first, then new ones as they arrive.',
     subscribe: resolvers.subscribeNotifications,
     resolve: resolvers.feedItem,
+  }),
+}));
+
+// --- Scheduled messages ----------------------------------------------------------------------------------------
+
+const ScheduledStatusType = builder.enumType('ScheduledStatus', {
+  values: ['PENDING', 'SENT', 'CANCELLED', 'FAILED'] as const,
+});
+
+const ScheduledMessageType = builder.objectRef<ScheduledMessage>('ScheduledMessage').implement({
+  description: 'A message the viewer scheduled; the worker sends it once, close to `sendAt`.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    chatId: t.exposeID('chatId'),
+    text: t.exposeString('text'),
+    sendAt: t.expose('sendAt', { type: 'DateTime' }),
+    status: t.expose('status', { type: ScheduledStatusType }),
+    message: t.field({
+      type: MessageType,
+      nullable: true,
+      description: 'Once SENT: the message, while the viewer is a member and it is retained.',
+      resolve: resolvers.scheduledMessage,
+    }),
+    failure: t.exposeString('reason', { nullable: true, description: 'Once FAILED: why it was not sent.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  scheduledMessages: t.field({
+    type: [ScheduledMessageType],
+    description: `The viewer's own scheduled messages in a chat: pending ones and the ${DONE_KEPT} most recently finished (kept ${RETENTION_MS / 86_400_000} days), by sendAt.`,
+    args: { chatId: t.arg.id({ required: true }) },
+    resolve: resolvers.scheduledMessages,
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  scheduleMessage: t.field({
+    type: ScheduledMessageType,
+    description: `A member schedules a message (as sendMessage) for \`sendAt\`: in the past means now, at most ${AHEAD_MAX_MS / 86_400_000} days ahead; at most ${PENDING_MAX} pending per chat.`,
+    args: {
+      chatId: t.arg.id({ required: true }),
+      text: t.arg.string({ required: true }),
+      sendAt: t.arg({ type: 'DateTime', required: true }),
+    },
+    resolve: resolvers.scheduleMessage,
+  }),
+  cancelScheduledMessage: t.field({
+    type: 'Boolean',
+    description:
+      "Cancels one of the viewer's scheduled messages; false once it is being sent or was sent (or failed, or was cancelled).",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: resolvers.cancelScheduledMessage,
   }),
 }));

@@ -1,6 +1,7 @@
 import * as resolvers from '../resolvers/geo.js';
 import type { City } from '../services/geo/geo.js';
 import { builder } from './builder.js';
+import { IPS_MAX } from '../services/geo/geo.js';
 
 const CityType = builder.objectRef<City>('City').implement({
   description: 'Where an IP address is, from the imported city data (`npm run import:cities`).',
@@ -27,8 +28,7 @@ builder.queryFields((t) => ({
   citiesByIp: t.field({
     type: [CityType],
     nullable: { list: false, items: true },
-    description:
-      'The city of each address, in the same order (null where none); at most 1000, looked up in one round trip.',
+    description: `The city of each address, in the same order (null where none); at most ${IPS_MAX}, looked up in one round trip.`,
     args: { ips: t.arg.stringList({ required: true }) },
     resolve: resolvers.citiesByIp,
   }),

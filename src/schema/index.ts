@@ -3,7 +3,7 @@ import { builder } from './builder.js';
 import './users.js';
 import './ops.js';
 import './chat.js';
-import './scheduled.js';
+import './coordination.js';
 import './geo.js';
 import './telemetry.js';
 import './access-logs.js';

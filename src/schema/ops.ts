@@ -1,5 +1,6 @@
 import * as resolvers from '../resolvers/ops.js';
 import { builder } from './builder.js';
+import { CONFIG_MAX_BYTES, CONFIG_MAX_DEPTH } from '../services/ops/ops.js';
 
 builder.queryFields((t) => ({
   maintenance: t.field({
@@ -25,7 +26,7 @@ builder.mutationFields((t) => ({
   }),
   setConfig: t.field({
     type: 'JSON',
-    description: 'Admin: stores the configuration of one component (at most 64 KiB of JSON) and returns it.',
+    description: `Admin: stores the configuration of one component (at most ${CONFIG_MAX_BYTES / 1024} KiB of JSON, nested at most ${CONFIG_MAX_DEPTH} deep) and returns it.`,
     args: {
       type: t.arg.string({ required: true }),
       component: t.arg.string({ required: true }),

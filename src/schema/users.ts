@@ -1,6 +1,7 @@
 import * as resolvers from '../resolvers/users.js';
 import type { Authenticated, User } from '../services/users/users.js';
 import { builder } from './builder.js';
+import { DIRECTORY_PAGE_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../services/users/users.js';
 
 export const UserType = builder.objectRef<User>('User').implement({
   description: 'A user. Usernames are case-insensitive and stored in lower case; the id is the username.',
@@ -33,8 +34,7 @@ builder.queryFields((t) => ({
   }),
   users: t.field({
     type: [UserType],
-    description:
-      'Directory autocomplete: users whose name starts with `prefix` (case-insensitive), sorted by username; `first` at most 100.',
+    description: `Directory autocomplete: users whose name starts with \`prefix\` (case-insensitive), sorted by username; \`first\` at most ${DIRECTORY_PAGE_MAX}.`,
     args: { prefix: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: 10 }) },
     resolve: resolvers.users,
   }),
@@ -48,8 +48,7 @@ const credentials = (t: Parameters<Parameters<typeof builder.mutationFields>[0]>
 builder.mutationFields((t) => ({
   signUp: t.field({
     type: AuthPayload,
-    description:
-      'Creates a user (username 3-32 of [a-z0-9_.-], case-insensitive; password 8-128 characters) and signs in.',
+    description: `Creates a user (username 3-32 of [a-z0-9_.-], case-insensitive; password ${PASSWORD_MIN}-${PASSWORD_MAX} characters) and signs in.`,
     args: credentials(t),
     resolve: resolvers.signUp,
   }),

@@ -1,14 +1,8 @@
 /**
- * Access-log analytics (the book's chapter 6 file distribution and daily aggregation, without its defects):
- * - An admin's upload is stored in Redis (plain or gzip), within a bound on the bytes all waiting uploads hold,
- *   and announced on a processing chat whose members are the processors `logproc-1..N` (LOG_PROCESSORS).
- * - Processor k (a periodic worker job, one worker at a time) reads the chat as its pull mailbox, streams each
- *   announced file from Redis, and takes every Nth line: it finds each address's city in a local copy of the city
- *   table and counts visits per day by country, region and city.
- * - A share is finished in one script: its visits are added (ZINCRBY: a second file of the same day adds), its line
- *   and error counts recorded, and the share marked done, so a processor that dies mid-share repeats it and counts
- *   nothing twice. The last share deletes the file (done shares are counted as numbers, not strings) and the
- *   uploader gets a notification with the counts. The chat trims what every processor has read.
+ * Access-log analytics (the book's chapter 6 file distribution and daily aggregation, without its defects): uploads
+ * held in Redis within a bound, announced on a chat of processors logproc-1..N; each processor takes every Nth line
+ * against a local copy of the city table and finishes its share in one idempotent script; the last share deletes the
+ * file and notifies the uploader. Details: docs/access-logs.md.
  */
 import { randomBytes } from 'node:crypto';
 import { Readable, pipeline } from 'node:stream';

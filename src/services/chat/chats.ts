@@ -1,18 +1,8 @@
 /**
- * Group chats on pull mailboxes (the book's chapter 6 multi-recipient messaging, without its defects).
- *
- * A chat's keys share its hash tag and each write is one Lua script over them (src/redis/chat/): the
- * members and their read positions, the messages, the sequence, the doorbell. The chat is the truth about who
- * is a member and what they have read. Each user also has an index of their chats on their own slot; steps
- * that span both slots are ordered so that a crash between them repeats work and never loses it:
- * - joining writes the user's index first, then the chat; an index entry whose chat does not list the user is
- *   ignored by every reader (and undone at once when the chat step refuses);
- * - leaving writes the chat first, then the index;
- * - a gap notification waits in the chat's outbox until it is delivered to the user's mailbox, and is removed
- *   only after (a crash in between delivers it again, GAP_CLAIM_MS later, at the chat's next message).
- * After a leave, the index step checks the chat again and puts the entry back if a concurrent add or join made
- * the user a member meanwhile. Work after a write has committed (contacts, notifications) is best-effort: its
- * failure is logged, never reported as the write's failure (a client would retry a write that happened).
+ * Group chats on pull mailboxes (the book's chapter 6 multi-recipient messaging, without its defects). A chat's
+ * keys share its hash tag and each write is one script over them; the chat is the truth about members and read
+ * positions, and each user's index of chats lives on the user's slot. Steps across the two slots are ordered so that
+ * a crash repeats work and never loses it (docs/subscriptions.md). Work after a committed write is best-effort.
  */
 import DataLoader from 'dataloader';
 import { badInput, forbidden, notFound } from '../../errors.js';
@@ -47,7 +37,7 @@ export interface ChatState {
 }
 
 export interface ChatRead {
-  /** The chat's version when it was read (see chat-send's doorbell: the next version may come with its message). */
+  /** The chat's version when it was read (see sendMessage's doorbell: the next version may come with its message). */
   version: number;
   readUpTo: number;
   messages: Message[];
@@ -332,7 +322,7 @@ export class ChatService {
     return { key: u.chatsVersion, channel: u.bell };
   }
 
-  /** One chat-read script per (chat, after, first) among `requests`, for all their readers at once. */
+  /** One readChat script per (chat, after, first) among `requests`, for all their readers at once. */
   private async readBatch(requests: readonly ReadRequest[]): Promise<(ChatRead | Error)[]> {
     const groups = new Map<string, number[]>();
     requests.forEach((r, i) => {

@@ -2,7 +2,7 @@
  * Scheduled messages (API.md, "Scheduled work"): a record and the task that sends it are written by one script,
  * on the slot of the queue; the worker's handler sends the message once however often it runs:
  * 1. claim: PENDING becomes SENDING (from then on a cancel is too late; a SENDING one is claimed again);
- * 2. send: chat-send remembers in the chat, for a day, which scheduled message it sent, so a repeat (a retry, or
+ * 2. send: sendMessage remembers in the chat, for a day, which scheduled message it sent, so a repeat (a retry, or
  *    a worker taken for dead racing its replacement) sends nothing;
  * 3. finish: SENT with the message id, or FAILED with the reason after notifying the sender.
  * A crash between steps repeats the later ones; none is lost. Finished records expire after RETENTION_MS.

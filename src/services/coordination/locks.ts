@@ -1,16 +1,8 @@
 /**
- * Distributed locks (the book's chapter 6, without its defects; DESIGN.md, "Correctness rules").
- *
- * - Acquire is `SET NX PX` with a random token, and the same script hands out a fencing token (an INCR, so each
- *   holder's is higher than the one before): a holder that paused past its lease can be told apart downstream.
- * - Release and extend compare the token in Lua, so nobody frees or prolongs a lease that is not theirs.
- * - Waiting: a release rings the lock's doorbell; one process-wide watch per contended lock (the mailbox poller's)
- *   wakes this process's waiters one at a time, first come first served. A waiter also wakes when the holder's
- *   lease runs out (expiry rings no bell) and gives up at its deadline.
- * - Hand-over: a holder whose process has waiters passes the lock to the first of them in one script (a new
- *   lease and the next fencing token), one round trip instead of a release and an acquire. After HANDOFF_MAX
- *   hand-overs in a row it releases for real, so waiters in other processes get their chance.
- * - `withLock` keeps the lease alive while its function runs and aborts the function's signal when it is lost.
+ * Distributed locks (the book's chapter 6, without its defects): SET NX PX with a random token and a fencing token
+ * from the same script; release and extend compare the token in Lua; waiters wake on the lock's doorbell or when the
+ * lease runs out; a holder hands over to a waiter of its own process in one script; `withLock` keeps the lease alive.
+ * Details: docs/coordination.md.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';

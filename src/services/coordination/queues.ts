@@ -1,14 +1,7 @@
 /**
- * Reliable task queues (the book's chapter 6 FIFO, priority and delayed queues, without its defects).
- *
- * - A queue is a ready list (higher priorities first, first in first out within one), a delayed sorted set (due
- *   time on Redis's clock) and a failed list, all on the queue's slot.
- * - A worker takes a task with BLMOVE into its own active list and removes it only when done, so a worker that
- *   dies loses nothing: once its heartbeats stop, any other worker returns its tasks (counting an attempt).
- * - A failure is retried after an exponential backoff until the task's attempts run out; then it is filed as failed.
- * - Due delayed tasks move in one script (pollers running at once never move one twice), ahead of the ordinary
- *   tasks of their priority, as the book advises.
- * Tasks are JSON with a fixed header that the scripts read (src/redis/lua/lib/queue.lua).
+ * Reliable task queues (the book's chapter 6 FIFO, priority and delayed queues, without its defects): a worker takes
+ * a task into its own active list and removes it when done, so a dead worker's tasks come back; failures retry with
+ * backoff, then are filed as failed; due delayed tasks move in one script. Details: docs/coordination.md.
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../redis/clients.js';

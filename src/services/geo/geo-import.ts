@@ -1,13 +1,7 @@
 /**
- * Imports city data into the IP-to-city index, streaming, from three layouts (told apart by their first lines):
- * - the book's GeoLiteCity pair: a copyright line, a header, quoted fields, Latin-1
- *   (Blocks: startIpNum,endIpNum,locId; Location: locId,country,region,city,postalCode,latitude,longitude,...);
- * - MaxMind's GeoLite2-City pair: Blocks-IPv4 / Blocks-IPv6 (network as CIDR, geoname_id, ..., latitude,
- *   longitude) and Locations-en (geoname_id, ..., country_iso_code, ..., subdivision_1_name, ..., city_name);
- * - the ip-location-db range layout, no header: start,end,country (country files) or
- *   start,end,country,state1,state2,city,postcode,latitude,longitude,... (city files); addresses or decimals.
- * Everything is written under `loading` keys and swapped in by one script at the end, so readers see the old
- * data or the new, never a mix. Malformed rows are counted and skipped.
+ * Imports city data into the IP-to-city index, streaming, from the book's GeoLiteCity pair, MaxMind's GeoLite2-City
+ * pair and the ip-location-db ranges (told apart by their first lines), under `loading` keys swapped in by one script
+ * at the end. Malformed rows are counted and skipped. The layouts: docs/access-logs.md.
  */
 import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { parse } from 'csv-parse';

@@ -1,14 +1,8 @@
 /**
- * One poller per process for every live subscription here (DESIGN.md, "Subscriptions"). Subscriptions watch
- * head keys: string counters that move whenever their mailbox changes (a chat's version, a user's inbox
- * sequence). Each tick reads the heads of the watched keys in one pipelined round trip per node and wakes the
- * listeners of the keys that moved; the listeners then fetch from their own read positions.
- *
- * Pub/sub is only a doorbell: the scripts that move a head also SPUBLISH "<key> <new value>" on the mailbox's
- * sharded channel, and a ring wakes that key's listeners at once, with no read (a ring without a value makes
- * the poller read the key at once). A lost ring costs at most one full tick (POLL_IDLE_MS at the slowest).
- * Full ticks back off from `intervalMs` to `idleMs` while they find nothing the doorbells did not announce;
- * a full tick that finds an unannounced move, or a doorbell connection that is down, resets the interval.
+ * One poller per process for every live subscription here: it watches head keys (counters that move with their
+ * mailbox), reads the moved ones in one pipelined round trip per node, and wakes their listeners. Pub/sub is only a
+ * doorbell that makes the read happen early; a lost ring costs at most one full tick (POLL_IDLE_MS). The protocol:
+ * docs/subscriptions.md.
  */
 import type { Logger } from 'pino';
 import { isReady, type RedisClient } from '../../redis/clients.js';

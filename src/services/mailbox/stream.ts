@@ -1,10 +1,8 @@
 /**
- * MessageStream: a live stream over pull mailboxes. It first delivers what waits above the reader's position, then
- * what arrives, woken by the process's MailboxPoller; each mailbox is read from the stream's own cursor, so items
- * come per mailbox in id order and never twice. Items small enough ride on the doorbell: they are delivered without
- * a read only when their versions continue exactly from the stream's last read. The stream is a Repeater: the
- * consumer pulls, so it never reads ahead of a slow socket, and it stops (unwatching everything) when the consumer
- * does. The chat feeds and the notification feed are built on it; the protocol is in the README ("Subscriptions").
+ * MessageStream: a live stream over pull mailboxes, the first delivery from the reader's position, then what
+ * arrives, per mailbox in id order and never twice; items riding on the doorbell are delivered without a read when
+ * their versions follow exactly. A Repeater: the consumer pulls, so it never reads ahead of a slow socket. Chat and
+ * notification feeds are built on it; the protocol: docs/subscriptions.md.
  */
 import { Repeater, type Push } from '@repeaterjs/repeater';
 import type { Logger } from 'pino';

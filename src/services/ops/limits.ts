@@ -1,12 +1,7 @@
 /**
- * Rate limits held across every gateway process (state in Redis through rate-limiter-flexible's fixed windows of a
- * minute, one key per limited thing, so it runs on a cluster): failed sign-ins per client address and username,
- * sign-ups per address, and operations per user (or anonymous address). Past a limit: BUSY with `retryAfter`.
- *
- * Operations must not cost a round trip each: every process takes its quota from Redis in batches (a batch is what
- * one INCRBY grants, all of it or what was left of the window), so a user's operations cost one round trip per
- * batch. A batch a process has not used when the window ends is lost to the user: with P processes a busy user may
- * be refused up to (P - 1) batches early, never served more than the limit.
+ * Rate limits held across every gateway process (rate-limiter-flexible, fixed windows of a minute in Redis): failed
+ * sign-ins per address and username, sign-ups per address, operations per user or anonymous address; past a limit,
+ * BUSY with `retryAfter`. Operations take quota in batches, so they usually cost no round trip (docs/operations.md).
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';

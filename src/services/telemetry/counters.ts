@@ -1,12 +1,7 @@
 /**
- * Counters at seven precisions (the book's chapter 5 update_counter, get_counter, clean_counters). Counts are
- * added up in memory and written by `flush()` (at least once a second: the book's own local-aggregation advice),
- * one script per counter, so counting adds no Redis round trip to the code that counts.
- *
- * Names can come from clients, so the registry of names (the book's `known:`) holds at most `namesMax` across the
- * deployment: each flush admits its new names in one script, and counts of a name refused (the registry is full)
- * go to OTHER. Between flushes a process holds at most `namesMax` names not yet admitted; while the registry is
- * full it keeps a copy of it, so names already admitted elsewhere still count under their own name.
+ * Counters at seven precisions (the book's chapter 5 update_counter, get_counter, clean_counters), added up in memory
+ * and written by `flush()`, so counting adds no round trip. Names can come from clients: a deployment-wide registry
+ * holds at most `namesMax`, and counts of names it refuses go to OTHER (docs/operations.md).
  */
 import { badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';

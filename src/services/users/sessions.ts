@@ -1,15 +1,8 @@
 /**
- * Sessions (the book's chapter 4 login tokens): a 256-bit random token whose SHA-256 names a key holding
- * the username, with an idle expiry that every use pushes back (GETEX ... EX: lookup and refresh in one round
- * trip). Only the hash is stored, so a read of Redis does not yield usable tokens.
- *
- * Resolved sessions are cached in the process for CACHE_MS, so most operations make no round trip for their token.
- * A revocation deletes the key, rings the revocation doorbell with the token's hash, and waits until every process
- * the ring reached (SPUBLISH counts them) has dropped the token and ended its live subscriptions, and confirmed it
- * on the revoker's own channel: once `signOut` returns, no process accepts the token. The cache is only used while
- * rings can arrive (the doorbell read once, its connection up, the entry cached under this connection); a process
- * that does not confirm within ACK_WAIT_MS (stalled) is not waited for longer. Live subscriptions of a token
- * (`watch`) end when its revocation is heard, and a periodic check finds the ones that expired.
+ * Sessions (the book's chapter 4 login tokens): a random token whose SHA-256 names a key holding the username, with
+ * an idle expiry every use pushes back. Resolved sessions are cached per process for CACHE_MS; signOut rings a
+ * doorbell and returns once every process that heard it has dropped the token and ended its subscriptions.
+ * How the cache stays honest: docs/subscriptions.md.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
