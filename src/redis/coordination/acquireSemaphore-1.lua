@@ -2,15 +2,14 @@
 -- clock is Redis's, so no client clock can jump the queue, and checking and taking a place are one step.
 -- Returns 1 when the holder has a place (a holder that already had one is refreshed), 0 when all are taken.
 --- @include lib/now
+--- @include lib/holders
 local holders = KEYS[1] -- holder id → expiry (ms)
 local limit, timeoutMs, holder = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] -- a holder that does not refresh is dropped after timeoutMs
 local now = nowMs()
-redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+dropExpired(holders, now)
 if not redis.call('ZSCORE', holders, holder) and redis.call('ZCARD', holders) >= limit then
   return 0
 end
 redis.call('ZADD', holders, now + timeoutMs, holder)
--- The set goes away with its last holder.
-local last = redis.call('ZRANGE', holders, -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', holders, last[2])
+expireWithLastHolder(holders)
 return 1

@@ -20,6 +20,7 @@ import { parseAddress, type Address } from '../geo/ip.js';
 import type { NotificationService } from '../chat/notifications.js';
 import { checkPage } from '../shared/paging.js';
 import { SYSTEM_PREFIX, type UserService } from '../users/users.js';
+import { pairs } from '../shared/replies.js';
 
 export type GeoLevel = 'COUNTRY' | 'REGION' | 'CITY';
 export const GEO_LEVELS: readonly GeoLevel[] = ['COUNTRY', 'REGION', 'CITY'];
@@ -172,9 +173,7 @@ export class AccessLogService {
     checkPage('first', first, VISITS_PAGE_MAX);
     if (first === 0) return [];
     const raw = await this.redis.zrevrange(this.k.visits(day, level), 0, first - 1, 'WITHSCORES');
-    const out: { place: string; count: number }[] = [];
-    for (let i = 0; i < raw.length; i += 2) out.push({ place: raw[i]!, count: Number(raw[i + 1]) });
-    return out;
+    return pairs(raw).map(([place, count]) => ({ place, count }));
   }
 
   /** Processor `share` (1..N): handles every upload announced since its read position. */

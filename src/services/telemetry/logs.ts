@@ -7,6 +7,7 @@ import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { hourStart } from '../shared/clock.js';
+import { pairs } from '../shared/replies.js';
 
 export const SEVERITIES = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -99,8 +100,6 @@ export class LogService {
   async common(name: string, severity: Severity, first: number): Promise<{ message: string; count: number }[]> {
     if (first === 0) return [];
     const raw = await this.redis.zrevrange(this.keys.log(name, severity).common, 0, first - 1, 'WITHSCORES');
-    const out: { message: string; count: number }[] = [];
-    for (let i = 0; i < raw.length; i += 2) out.push({ message: raw[i]!, count: Number(raw[i + 1]) });
-    return out;
+    return pairs(raw).map(([message, count]) => ({ message, count }));
   }
 }

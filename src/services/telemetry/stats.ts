@@ -8,6 +8,7 @@ import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
+import { pairs } from '../shared/replies.js';
 
 export interface Stats {
   count: number;
@@ -108,8 +109,7 @@ export class StatsService {
     ]);
     // Not rotated yet: the current statistic is of an hour before this one.
     if (raw.length === 0 || Number(start) < hourStart(this.now())) return null;
-    const f: Record<string, number> = {};
-    for (let i = 0; i < raw.length; i += 2) f[raw[i]!] = Number(raw[i + 1]);
+    const f: Record<string, number> = Object.fromEntries(pairs(raw));
     const count = f.count ?? 0;
     const sum = f.sum ?? 0;
     const numerator = (f.sumsq ?? 0) - (count ? (sum * sum) / count : 0);
@@ -127,8 +127,6 @@ export class StatsService {
   async slowest(type: string, first: number): Promise<{ context: string; average: number }[]> {
     if (first === 0) return [];
     const raw = await this.redis.zrevrange(this.keys.slowest(type, hourStart(this.now())), 0, first - 1, 'WITHSCORES');
-    const out: { context: string; average: number }[] = [];
-    for (let i = 0; i < raw.length; i += 2) out.push({ context: raw[i]!, average: Number(raw[i + 1]) });
-    return out;
+    return pairs(raw).map(([context, average]) => ({ context, average }));
   }
 }
