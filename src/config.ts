@@ -77,6 +77,14 @@ const EnvSchema = z.object({
   LOG_POLL_MS: intFrom(10, 600_000).default(1000),
   UPLOAD_MAX_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   LOGS_HELD_MAX_BYTES: intFrom(1024, 16 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+
+  SEARCH_SHARDS: intFrom(1, 256).default(4),
+  SEARCH_TITLE_WEIGHT: intFrom(1, 100).default(2),
+  SEARCH_PREFIX_MAX: intFrom(1, 10_000).default(200),
+  SEARCH_RESULT_TTL: intFrom(1, 86_400).default(300),
+  SEARCH_RESULT_MAX: intFrom(100, 1_000_000).default(10_000),
+  SEARCH_CONCURRENCY: intFrom(1, 1000).default(4),
+  MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).default(256 * 1024),
 });
 
 /** Variables of earlier versions, and what replaced them: set, they stop the start rather than be ignored. */
@@ -174,6 +182,22 @@ export interface Config {
     /** Uploads waiting in Redis may hold at most this many bytes together; past it, uploads are BUSY. */
     heldMaxBytes: number;
   };
+  search: {
+    /** Index shards (hash tags); set once: documents placed under one count are not found under another. */
+    shards: number;
+    /** How many content words one title word counts as (in relevance). */
+    titleWeight: number;
+    /** The most words one `word*` expands to. */
+    prefixMax: number;
+    /** How long a result set lives after its last use, in seconds. */
+    resultTtlSeconds: number;
+    /** The most results a result set keeps (totalCount still counts every match). */
+    resultMax: number;
+    /** Searches one user runs at once; past it, BUSY. */
+    concurrency: number;
+    /** The largest document content, in bytes of UTF-8. */
+    documentBytes: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -206,6 +230,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.LOGS_HELD_MAX_BYTES < e.UPLOAD_MAX_BYTES) {
     throw new ConfigError('invalid environment: LOGS_HELD_MAX_BYTES must be at least UPLOAD_MAX_BYTES');
+  }
+  if (e.MAX_REQUEST_BYTES < e.MAX_DOCUMENT_BYTES) {
+    throw new ConfigError('invalid environment: MAX_REQUEST_BYTES must be at least MAX_DOCUMENT_BYTES');
   }
   if (e.WORKER_TIMEOUT_MS < 2 * e.WORKER_HEARTBEAT_MS) {
     throw new ConfigError('invalid environment: WORKER_TIMEOUT_MS must be at least twice WORKER_HEARTBEAT_MS');
@@ -282,6 +309,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: e.LOG_POLL_MS,
       uploadMaxBytes: e.UPLOAD_MAX_BYTES,
       heldMaxBytes: e.LOGS_HELD_MAX_BYTES,
+    },
+    search: {
+      shards: e.SEARCH_SHARDS,
+      titleWeight: e.SEARCH_TITLE_WEIGHT,
+      prefixMax: e.SEARCH_PREFIX_MAX,
+      resultTtlSeconds: e.SEARCH_RESULT_TTL,
+      resultMax: e.SEARCH_RESULT_MAX,
+      concurrency: e.SEARCH_CONCURRENCY,
+      documentBytes: e.MAX_DOCUMENT_BYTES,
     },
   };
 }

@@ -26,9 +26,21 @@ export const STATUS = {
   NOT_OWNER: -10,
   /** The worker taken for dead has heartbeated since. */
   ALIVE: -11,
+  /** The object changed since the caller read what the script needs of it (the caller reads again). */
+  CHANGED: -12,
 } as const;
 
 export type Status = (typeof STATUS)[keyof typeof STATUS];
+
+/** What a domain's command returns when its script refused: which status (nothing was written). */
+export interface Refused {
+  refused: Status;
+}
+
+export const refused = (status: number): Refused => ({ refused: status as Status });
+
+export const isRefused = <T>(reply: T | Refused): reply is Refused =>
+  typeof reply === 'object' && reply !== null && 'refused' in reply;
 
 /** The table as Lua source: `local STATUS = { NOT_FOUND = -1, ... }`. */
 export function statusLua(): string {

@@ -7,5 +7,6 @@ import './coordination.js';
 import './geo.js';
 import './telemetry.js';
 import './access-logs.js';
+import './documents.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -10,6 +10,7 @@ import { keyspace } from '../redis/keys.js';
 import { createAccessLogs } from './access-logs/index.js';
 import { createChat } from './chat/index.js';
 import { createCoordination } from './coordination/index.js';
+import { createDocuments } from './documents/index.js';
 import { createGeo } from './geo/index.js';
 import { createMailbox } from './mailbox/index.js';
 import { createOps } from './ops/index.js';
@@ -61,5 +62,6 @@ export function createServices(redis: RedisClient, config: Config, log: Logger, 
     .add(createTelemetry)
     .add(createGeo)
     .add(createAccessLogs)
+    .add(createDocuments)
     .build();
 }

@@ -2,6 +2,7 @@
 import { accessLogKeys } from '../../src/redis/access-logs/keys.js';
 import { chatKeys } from '../../src/redis/chat/keys.js';
 import { coordinationKeys } from '../../src/redis/coordination/keys.js';
+import { documentKeys } from '../../src/redis/documents/keys.js';
 import { geoKeys } from '../../src/redis/geo/keys.js';
 import { keyspace } from '../../src/redis/keys.js';
 import { opsKeys } from '../../src/redis/ops/keys.js';
@@ -18,5 +19,6 @@ export function keysOf(prefix: string) {
     ...opsKeys(space),
     ...geoKeys(space),
     ...accessLogKeys(space),
+    ...documentKeys(space),
   };
 }

@@ -2,7 +2,7 @@
 import type { RedisClient } from '../clients.js';
 import type { CoordinationKeys } from '../coordination/keys.js';
 import { script } from '../scripts.js';
-import { STATUS, type Status } from '../status.js';
+import { STATUS, refused, type Refused } from '../status.js';
 import type { ChatKeys } from './keys.js';
 
 const createChatScript = script<number>('createChat');
@@ -20,13 +20,6 @@ const scheduleMessageScript = script<0 | 1>('scheduleMessage');
 const claimScheduledMessageScript = script<(string | null)[]>('claimScheduledMessage');
 const finishScheduledMessageScript = script<0 | 1>('finishScheduledMessage');
 const cancelScheduledMessageScript = script<number>('cancelScheduledMessage');
-
-/** A script that refused: which status, nothing written. */
-export interface Refused {
-  refused: Status;
-}
-
-const refused = (status: number): Refused => ({ refused: status as Status });
 
 /** Creates chat `chatId` of `creator` and `members`, with a first message unless `text` is ''; its last message id. */
 export async function createChat(

@@ -9,7 +9,7 @@ import { badInput, forbidden, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/chat/commands.js';
 import type { ChatKeys } from '../../redis/chat/keys.js';
-import { STATUS } from '../../redis/status.js';
+import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import type { ContactService } from './contacts.js';
 import type { NotificationService } from './notifications.js';
 import { checkPage } from '../shared/paging.js';
@@ -76,7 +76,7 @@ export function parseChatId(raw: string, argument = 'chatId'): string {
 }
 
 /** The error for a chat script's refusal: every status the chat's scripts return, in one place. */
-function refusal({ refused }: commands.Refused, chatId: string, user = ''): Error {
+function refusal({ refused }: Refused, chatId: string, user = ''): Error {
   switch (refused) {
     case STATUS.NOT_FOUND:
       return notFound(`chat ${chatId}`);
@@ -94,9 +94,6 @@ function refusal({ refused }: commands.Refused, chatId: string, user = ''): Erro
       return new Error(`unexpected chat script status ${refused}`);
   }
 }
-
-const isRefused = <T>(reply: T | commands.Refused): reply is commands.Refused =>
-  typeof reply === 'object' && reply !== null && 'refused' in reply;
 
 export function parseMessage(chatId: string, json: string): Message {
   const raw = JSON.parse(json) as { id: number; sender: string; text: string; sentAt: number };

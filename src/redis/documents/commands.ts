@@ -1,0 +1,327 @@
+/** The documents domain's scripts and reads, with named arguments; each call touches one shard. */
+import type { RedisClient } from '../clients.js';
+import { script } from '../scripts.js';
+import { refused, type Refused } from '../status.js';
+import type { ShardKeys } from './keys.js';
+
+const indexDocumentScript = script<number | [number, number, number, 0 | 1]>('indexDocument');
+const deleteDocumentScript = script<number>('deleteDocument');
+const voteDocumentScript = script<number>('voteDocument');
+const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
+const searchStatsScript = script<number[]>('searchStats');
+const searchDocumentsScript = script<[number, string[]]>('searchDocuments');
+const readHitsScript = script<string[] | null>('readHits');
+
+/** What a change needs to know of the stored document first: its version ('0': none), author and words. */
+export interface DocumentState {
+  version: string;
+  author: string | null;
+  words: string[];
+}
+
+export async function readDocumentState(redis: RedisClient, s: ShardKeys, id: string): Promise<DocumentState> {
+  const [version, author, words] = await redis.hmget(s.doc(id), 'ver', 'author', 'words');
+  return { version: version ?? '0', author: author ?? null, words: words ? words.split(' ') : [] };
+}
+
+/** Who may change a document, as the script checks it. */
+interface Change {
+  id: string;
+  /** The version the caller read ('0': none); otherwise refused with CHANGED. */
+  expected: string;
+  user: string;
+  isAdmin: boolean;
+}
+
+/**
+ * Creates or replaces document `id`: its new words with their weighted frequencies, and the words it drops.
+ * Returns when it was updated, its votes and whether `user` voted for it.
+ */
+export async function indexDocument(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: Change & {
+    title: string;
+    titleKey: string;
+    titleScore: number;
+    content: string;
+    length: number;
+    frequencies: ReadonlyMap<string, number>;
+    dropped: readonly string[];
+  },
+): Promise<{ updatedMs: number; votes: number; viewerVoted: boolean } | Refused> {
+  const words = [...a.frequencies.keys()];
+  const reply = await indexDocumentScript(
+    redis,
+    [
+      s.doc(a.id),
+      s.voters(a.id),
+      s.version,
+      s.updated,
+      s.votes,
+      s.titleScores,
+      s.titles,
+      s.lengths,
+      s.lengthSum,
+      s.vocabulary,
+      s.df,
+      ...words.map(s.word),
+      ...a.dropped.map(s.word),
+    ],
+    [
+      a.id,
+      a.expected,
+      a.user,
+      a.isAdmin ? 1 : 0,
+      a.title,
+      a.titleKey,
+      a.titleScore,
+      a.content,
+      a.length,
+      words.length,
+      ...words,
+      ...a.frequencies.values(),
+      ...a.dropped,
+    ],
+  );
+  return typeof reply === 'number'
+    ? refused(reply)
+    : { updatedMs: reply[1], votes: reply[2], viewerVoted: reply[3] === 1 };
+}
+
+/** Deletes document `id` and its postings (`words`, as read); false when there was none. */
+export async function deleteDocument(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: Change & { words: readonly string[] },
+): Promise<boolean | Refused> {
+  const reply = await deleteDocumentScript(
+    redis,
+    [
+      s.doc(a.id),
+      s.voters(a.id),
+      s.updated,
+      s.votes,
+      s.titleScores,
+      s.titles,
+      s.lengths,
+      s.lengthSum,
+      s.vocabulary,
+      s.df,
+      ...a.words.map(s.word),
+    ],
+    [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, ...a.words],
+  );
+  return reply < 0 ? refused(reply) : reply === 1;
+}
+
+/** `user` votes for document `id` (once); its votes. */
+export async function voteDocument(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: { id: string; user: string },
+): Promise<number | Refused> {
+  const votes = await voteDocumentScript(redis, [s.doc(a.id), s.voters(a.id), s.votes], [a.id, a.user]);
+  return votes < 0 ? refused(votes) : votes;
+}
+
+/** A stored document as a viewer sees it; null when there is none. */
+export interface StoredDocument {
+  title: string;
+  content: string;
+  author: string;
+  updatedMs: number;
+  votes: number;
+  viewerVoted: boolean;
+}
+
+/** Documents `ids` of one shard, in one round trip. */
+export async function readDocuments(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: { ids: readonly string[]; viewer: string | null },
+): Promise<(StoredDocument | null)[]> {
+  const pipeline = redis.pipeline();
+  for (const id of a.ids) {
+    pipeline.hmget(s.doc(id), 'title', 'content', 'author', 'updated', 'votes');
+    if (a.viewer) pipeline.sismember(s.voters(id), a.viewer);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  const step = a.viewer ? 2 : 1;
+  return a.ids.map((_id, i) => {
+    const [err, fields] = replies[i * step]!;
+    if (err) throw err;
+    const [title, content, author, updated, votes] = fields as (string | null)[];
+    if (title === null || title === undefined) return null;
+    const voted = a.viewer ? replies[i * step + 1]![1] === 1 : false;
+    return {
+      title,
+      content: content ?? '',
+      author: author ?? '',
+      updatedMs: Number(updated),
+      votes: Number(votes),
+      viewerVoted: voted,
+    };
+  });
+}
+
+/** The shard's words starting with each prefix (at most `scanMax` each) with their document frequencies. */
+export async function expandPrefixes(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: { prefixes: readonly string[]; scanMax: number },
+): Promise<[string, number][][]> {
+  const reply = await expandPrefixesScript(redis, [s.vocabulary, s.df], [a.scanMax, ...a.prefixes]);
+  return reply.map((flat) => {
+    const out: [string, number][] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), Number(flat[i + 1])]);
+    return out;
+  });
+}
+
+/** The shard's documents, the sum of their lengths, and per group the documents having any of its words. */
+export async function searchStats(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: { groups: readonly (readonly string[])[] },
+): Promise<{ documents: number; lengthSum: number; df: number[] }> {
+  const words = a.groups.flat();
+  const [documents, lengthSum, ...df] = await searchStatsScript(
+    redis,
+    [s.updated, s.lengthSum, s.df, s.statsScratch, ...words.map(s.word)],
+    [a.groups.length, ...a.groups.flatMap((g) => [g.length, ...g])],
+  );
+  return { documents: documents!, lengthSum: lengthSum!, df };
+}
+
+/** How a shard scores its matches; ascending (score, id) is the sort's order within the shard. */
+export type ShardSort =
+  | 'UPDATED_DESC'
+  | 'UPDATED_ASC'
+  | 'VOTES_DESC'
+  | 'RANKED'
+  | 'TITLE_ASC'
+  | 'TITLE_DESC'
+  | 'ID_ASC'
+  | 'ID_DESC'
+  | 'RELEVANCE';
+
+/** Runs one shard's part of search `resultId`; its number of matches and its first `top` [id, score]s. */
+export async function searchDocuments(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: {
+    resultId: string;
+    sort: ShardSort;
+    ttlSeconds: number;
+    resultMax: number;
+    top: number;
+    /** RANKED: the ZINTERSTORE weights of updated (ms) and votes, negated (so that ascending is best first). */
+    rankWeights: [number, number];
+    /** RELEVANCE: BM25's parameters and the average document length over every shard. */
+    bm25: { k1: number; b: number; avgLength: number };
+    groups: readonly { words: readonly string[]; idf: number }[];
+    exclude: readonly string[];
+  },
+): Promise<{ total: number; top: string[] }> {
+  const r = s.result(a.resultId);
+  const [total, top] = await searchDocumentsScript(
+    redis,
+    [
+      r.hits,
+      s.updated,
+      s.votes,
+      s.titleScores,
+      s.titles,
+      s.lengths,
+      r.scratch(0),
+      ...a.groups.map((_g, i) => r.scratch(i + 1)),
+      ...a.groups.flatMap((g) => g.words.map(s.word)),
+      ...a.exclude.map(s.word),
+    ],
+    [
+      a.sort,
+      a.ttlSeconds,
+      a.resultMax,
+      a.top,
+      a.rankWeights[0],
+      a.rankWeights[1],
+      a.bm25.avgLength,
+      a.bm25.k1,
+      a.bm25.b,
+      a.groups.length,
+      ...a.groups.flatMap((g) => [g.words.length, g.idf]),
+    ],
+  );
+  return { total, top };
+}
+
+/** The first `top` [id, score]s of a shard's result set, renewing its TTL; null when it expired. */
+export async function readHits(
+  redis: RedisClient,
+  s: ShardKeys,
+  a: { resultId: string; ttlSeconds: number; top: number },
+): Promise<string[] | null> {
+  return readHitsScript(redis, [s.result(a.resultId).hits], [a.ttlSeconds, a.top]);
+}
+
+/** Lower-cased titles of documents `ids` of one shard (what title sorts merge shards by). */
+export async function readTitles(redis: RedisClient, s: ShardKeys, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return (await redis.hmget(s.titles, ...ids)).map((t) => t ?? '');
+}
+
+/** Saves a result's description in its home shard for `ttlSeconds`. */
+export async function saveResult(
+  redis: RedisClient,
+  home: ShardKeys,
+  a: { resultId: string; ttlSeconds: number; fields: Record<string, string> },
+): Promise<void> {
+  const { meta } = home.result(a.resultId);
+  await redis.multi().hset(meta, a.fields).expire(meta, a.ttlSeconds).exec();
+}
+
+/** A result's description, renewing its TTL (and its merged list's); null when it expired. */
+export async function readResult(
+  redis: RedisClient,
+  home: ShardKeys,
+  a: { resultId: string; ttlSeconds: number },
+): Promise<Record<string, string> | null> {
+  const { meta, merged } = home.result(a.resultId);
+  const replies = await redis.multi().hgetall(meta).expire(meta, a.ttlSeconds).expire(merged, a.ttlSeconds).exec();
+  const fields = replies?.[0]?.[1] as Record<string, string> | undefined;
+  return fields && Object.keys(fields).length > 0 ? fields : null;
+}
+
+/** Stores the merged order of every shard's matches ("<score> <id>" each), for deep pages. */
+export async function saveMerged(
+  redis: RedisClient,
+  home: ShardKeys,
+  a: { resultId: string; ttlSeconds: number; entries: readonly string[] },
+): Promise<void> {
+  const { merged } = home.result(a.resultId);
+  const multi = redis.multi().del(merged);
+  for (let i = 0; i < a.entries.length; i += 1000) multi.rpush(merged, ...a.entries.slice(i, i + 1000));
+  await multi.expire(merged, a.ttlSeconds).exec();
+}
+
+/** Entries `offset` to `offset + count - 1` of the merged order; null when there is none. */
+export async function readMerged(
+  redis: RedisClient,
+  home: ShardKeys,
+  a: { resultId: string; offset: number; count: number },
+): Promise<string[] | null> {
+  const { merged } = home.result(a.resultId);
+  const [[, exists], [, entries]] = (await redis
+    .multi()
+    .exists(merged)
+    .lrange(merged, a.offset, a.offset + a.count - 1)
+    .exec()) as [[null, number], [null, string[]]];
+  return exists ? entries : null;
+}
+
+/** The SEARCH_SHARDS the index was built with: `shards` when it is new. */
+export async function claimShardCount(redis: RedisClient, first: ShardKeys, shards: number): Promise<number> {
+  await redis.set(first.shards, shards, 'NX');
+  return Number(await redis.get(first.shards));
+}

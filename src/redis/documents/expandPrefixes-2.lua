@@ -1,0 +1,21 @@
+-- expandPrefixes: the shard's words starting with each prefix (the first `scanMax` of each, in byte order) and how
+-- many of the shard's documents have each. Returns one {word, df, word, df, ...} per prefix.
+--- @include lib/chunks
+local vocabulary, df = KEYS[1], KEYS[2]
+local scanMax = tonumber(ARGV[1]) -- the prefixes are ARGV[2 ..]
+local out = {}
+for i = 2, #ARGV do
+  local prefix = ARGV[i]
+  -- byte 255 never occurs in UTF-8, so '(' .. prefix .. '\255' bounds every word that starts with the prefix
+  local words = redis.call('ZRANGE', vocabulary, '[' .. prefix, '(' .. prefix .. '\255', 'BYLEX', 'LIMIT', 0, scanMax)
+  local found = {}
+  inChunks(#words, function(first, last)
+    local counts = redis.call('HMGET', df, unpack(words, first, last))
+    for j = first, last do
+      found[#found + 1] = words[j]
+      found[#found + 1] = counts[j - first + 1]
+    end
+  end)
+  out[#out + 1] = found
+end
+return out

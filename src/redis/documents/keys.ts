@@ -1,0 +1,57 @@
+/**
+ * Keys of the documents index. Everything about a document (its hash, postings, sort keys) and the result sets
+ * of searches live in its index shard, one hash tag per shard (`docs:{s<n>}:...`), so indexing is one script.
+ */
+import type { Keyspace } from '../keys.js';
+
+export type DocumentKeys = ReturnType<typeof documentKeys>;
+export type ShardKeys = ReturnType<DocumentKeys['shard']>;
+
+export function documentKeys({ key }: Keyspace) {
+  return {
+    shard: (n: number) => {
+      const k = (...parts: string[]) => key('docs', `s${n}`, ...parts);
+      return {
+        /** hash: title, content, author, updated (ms), votes, ver (bumped by each change), words (space-separated) */
+        doc: (id: string) => k('doc', id),
+        /** string: the shard's change counter; a document's `ver` is its value at the document's last change */
+        version: k('version'),
+        /** set: who voted for the document */
+        voters: (id: string) => k('voters', id),
+        /** sorted set: id → the word's weighted frequency in that document (the postings) */
+        word: (word: string) => k('word', word),
+        /** sorted set: id → updated (ms); its size is the shard's number of documents */
+        updated: k('updated'),
+        /** sorted set: id → votes */
+        votes: k('votes'),
+        /** sorted set: id → string_to_score of the lower-cased title */
+        titleScores: k('titleScores'),
+        /** hash: id → the lower-cased title (orders titles sharing their first six bytes) */
+        titles: k('titles'),
+        /** hash: id → the document's weighted length */
+        lengths: k('lengths'),
+        /** string: the sum of the lengths */
+        lengthSum: k('lengthSum'),
+        /** sorted set, every score 0: the words indexed in the shard, read with ZRANGEBYLEX for prefixes */
+        vocabulary: k('vocabulary'),
+        /** hash: word → the number of the shard's documents having it */
+        df: k('df'),
+        /** sorted set: scratch of searchStats, deleted before it returns */
+        statsScratch: k('stats', 'scratch'),
+        /** string, on shard 0 only: the SEARCH_SHARDS the index was built with */
+        shards: k('shards'),
+        /** A search's keys in this shard; the only keys of the index with a TTL. */
+        result: (resultId: string) => ({
+          /** sorted set: the shard's matches, scored so that ascending (score, id) is the sort's order */
+          hits: k('result', resultId),
+          /** hash, in the result's home shard: query, counts per shard, terms */
+          meta: k('result', resultId, 'meta'),
+          /** list, in the home shard: "<score> <id>" of every shard's matches in order, made for deep pages */
+          merged: k('result', resultId, 'merged'),
+          /** scratch keys of one script run, deleted before it returns */
+          scratch: (i: number) => k('result', resultId, 'scratch', String(i)),
+        }),
+      };
+    },
+  };
+}

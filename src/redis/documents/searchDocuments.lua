@@ -1,0 +1,174 @@
+-- searchDocuments: one shard's part of a search. Stores the documents having a word of every group and none of
+-- the excluded words in `hits`, scored so that ascending (score, id) is the sort's order, for `ttl` seconds;
+-- keeps the first `resultMax`. Returns {matches, {id, score, ...} of the first `top}`.
+-- Sorts: UPDATED_DESC/ASC by -/+updated, VOTES_DESC by -votes, RANKED by the weighted sum (weights negated by the
+-- caller), ID_ASC all 0 (ties go by id), RELEVANCE by -BM25 (idf from every shard, given per group), and
+-- TITLE_ASC/DESC, ID_DESC by position.
+--- @include lib/chunks
+local hits, updated, votes, titleScores, titles, lengths, scratch =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local sort, ttl, resultMax, top = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local weightUpdated, weightVotes = ARGV[5], ARGV[6]
+local avgLength, k1, b = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+-- ARGV[10]: the number of groups G, then per group its size and idf. KEYS[8 .. 7+G]: a scratch key per group,
+-- then the postings of every group's words in order, then the postings of the excluded words.
+local groups = tonumber(ARGV[10])
+
+-- each group as one sorted set: a word's postings, or the union (frequencies summed) of its words'
+local sets, idf, k = {}, {}, 8 + groups
+for g = 1, groups do
+  local size = tonumber(ARGV[9 + 2 * g])
+  idf[g] = tonumber(ARGV[10 + 2 * g])
+  if size == 1 then
+    sets[g] = KEYS[k]
+  else
+    sets[g] = KEYS[7 + g]
+    inChunks(size, function(first, last)
+      redis.call('ZUNIONSTORE', sets[g], last - first + 2, sets[g], unpack(KEYS, k + first - 1, k + last - 1))
+    end)
+  end
+  k = k + size
+end
+
+local keys, weights = {}, {}
+for g = 1, groups do
+  keys[g], weights[g] = sets[g], 0
+end
+local function by(key, weight)
+  keys[#keys + 1], weights[#weights + 1] = key, weight
+end
+if sort == 'UPDATED_DESC' then
+  by(updated, -1)
+elseif sort == 'UPDATED_ASC' then
+  by(updated, 1)
+elseif sort == 'VOTES_DESC' then
+  by(votes, -1)
+elseif sort == 'RANKED' then
+  by(updated, weightUpdated)
+  by(votes, weightVotes)
+elseif sort == 'TITLE_ASC' then
+  by(titleScores, 1)
+elseif sort == 'TITLE_DESC' then
+  by(titleScores, -1)
+end
+local args = { hits, #keys }
+for i = 1, #keys do
+  args[#args + 1] = keys[i]
+end
+args[#args + 1] = 'WEIGHTS'
+for i = 1, #weights do
+  args[#args + 1] = weights[i]
+end
+redis.call('ZINTERSTORE', unpack(args))
+inChunks(#KEYS - k + 1, function(first, last)
+  redis.call('ZDIFFSTORE', hits, last - first + 2, hits, unpack(KEYS, k + first - 1, k + last - 1))
+end)
+
+-- byWholeTitle: ids in the order of their whole lower-cased titles (bytes), then ids. Redis orders the members
+-- of equal score by their bytes, so "<title>\0<id>" members of the scratch set sort so (Lua's < would follow
+-- the server's locale); TITLE_DESC reads them backwards and puts each title's ids back in ascending order.
+local function byWholeTitle(ids)
+  inChunks(#ids, function(first, last)
+    local found, members = redis.call('HMGET', titles, unpack(ids, first, last)), {}
+    for m = first, last do
+      members[#members + 1] = 0
+      members[#members + 1] = (found[m - first + 1] or '') .. '\0' .. ids[m]
+    end
+    redis.call('ZADD', scratch, unpack(members))
+  end)
+  local desc = sort == 'TITLE_DESC'
+  local sorted = desc and redis.call('ZRANGE', scratch, 0, -1, 'REV') or redis.call('ZRANGE', scratch, 0, -1)
+  redis.call('DEL', scratch)
+  local out, i = {}, 1
+  while i <= #sorted do
+    local title, j = string.match(sorted[i], '^(.*)%z'), i
+    while desc and j < #sorted and string.match(sorted[j + 1], '^(.*)%z') == title do
+      j = j + 1
+    end
+    for m = j, i, -1 do
+      out[#out + 1] = string.match(sorted[m], '%z([^%z]*)$')
+    end
+    i = j + 1
+  end
+  return out
+end
+
+-- rescored sorts: ZADD in slices
+local function rescore(entries)
+  inChunks(#entries, function(first, last)
+    redis.call('ZADD', hits, unpack(entries, first, last))
+  end)
+end
+local total = redis.call('ZCARD', hits)
+if total > 0 and sort == 'RELEVANCE' then
+  local ids, entries = redis.call('ZRANGE', hits, 0, -1), {}
+  inChunks(#ids, function(first, last)
+    local slice = { unpack(ids, first, last) }
+    local lengthOf = redis.call('HMGET', lengths, unpack(slice))
+    local tfs = {}
+    for g = 1, groups do
+      tfs[g] = redis.call('ZMSCORE', sets[g], unpack(slice))
+    end
+    for j = 1, #slice do
+      local norm = k1 * (1 - b + b * tonumber(lengthOf[j]) / avgLength)
+      local score = 0
+      for g = 1, groups do
+        local tf = tonumber(tfs[g][j])
+        score = score + idf[g] * (tf * (k1 + 1) / (tf + norm))
+      end
+      entries[#entries + 1] = -score
+      entries[#entries + 1] = slice[j]
+    end
+  end)
+  rescore(entries)
+elseif total > 0 and (sort == 'TITLE_ASC' or sort == 'TITLE_DESC') then
+  -- string_to_score orders by the first six bytes; runs that tie there are ordered by the whole title, then id
+  local ranged, order = redis.call('ZRANGE', hits, 0, -1, 'WITHSCORES'), {}
+  local i = 1
+  while i <= #ranged do
+    local j = i
+    while j + 2 <= #ranged and ranged[j + 3] == ranged[i + 1] do
+      j = j + 2
+    end
+    if j == i then
+      order[#order + 1] = ranged[i]
+    else
+      local run = {}
+      for m = i, j, 2 do
+        run[#run + 1] = ranged[m]
+      end
+      run = byWholeTitle(run)
+      for _, id in ipairs(run) do
+        order[#order + 1] = id
+      end
+    end
+    i = j + 2
+  end
+  local entries = {}
+  for position, id in ipairs(order) do
+    entries[#entries + 1] = position
+    entries[#entries + 1] = id
+  end
+  rescore(entries)
+elseif total > 0 and sort == 'ID_DESC' then
+  local entries = {}
+  for position, id in ipairs(redis.call('ZRANGE', hits, 0, -1)) do
+    entries[#entries + 1] = total - position + 1
+    entries[#entries + 1] = id
+  end
+  rescore(entries)
+end
+
+for g = 1, groups do
+  if sets[g] == KEYS[7 + g] then
+    redis.call('DEL', sets[g])
+  end
+end
+if total == 0 then
+  return { 0, {} }
+end
+if total > resultMax then
+  redis.call('ZREMRANGEBYRANK', hits, resultMax, -1)
+end
+redis.call('EXPIRE', hits, ttl)
+return { total, top > 0 and redis.call('ZRANGE', hits, 0, top - 1, 'WITHSCORES') or {} }

@@ -1,0 +1,12 @@
+-- voteDocument: one vote per user per document (a second vote changes nothing).
+-- Returns the document's votes; STATUS.NOT_FOUND when there is no such document.
+local doc, voters, votes = KEYS[1], KEYS[2], KEYS[3]
+local id, user = ARGV[1], ARGV[2]
+if redis.call('EXISTS', doc) == 0 then
+  return STATUS.NOT_FOUND
+end
+if redis.call('SADD', voters, user) == 1 then
+  redis.call('ZINCRBY', votes, 1, id)
+  return redis.call('HINCRBY', doc, 'votes', 1)
+end
+return tonumber(redis.call('HGET', doc, 'votes'))

@@ -1,0 +1,146 @@
+/**
+ * Documents (the book's chapter 7 index_document, made atomic): creating, replacing, deleting and voting are each
+ * one script in the document's shard, so no search ever sees half a document. A change first reads the version
+ * and the words the document has (to drop the postings of the words it loses), then the script checks the version
+ * is still that one; if another change came between, it reads again.
+ */
+import { Buffer } from 'node:buffer';
+import { badInput, conflict, forbidden, notFound } from '../../errors.js';
+import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/documents/commands.js';
+import { isRefused, STATUS, type Refused } from '../../redis/status.js';
+import { userText } from '../shared/text.js';
+import type { AdminService } from '../users/admins.js';
+import type { Shards } from './shards.js';
+import { stringToScore, termFrequencies, titleKey } from './text.js';
+
+export interface Document {
+  id: string;
+  title: string;
+  content: string;
+  author: string;
+  updatedAt: Date;
+  votes: number;
+  viewerVoted: boolean;
+}
+
+const DOCUMENT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const TITLE_MAX = 200;
+/** Reads and tries again this many times while other changes of the same document keep coming between. */
+const CHANGE_ATTEMPTS = 10;
+
+export function parseDocumentId(raw: string, argument = 'id'): string {
+  if (!DOCUMENT_ID.test(raw)) throw badInput(argument, 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
+  return raw;
+}
+
+export class DocumentService {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly shards: Shards,
+    private readonly admins: AdminService,
+    private readonly options: { titleWeight: number; documentBytes: number },
+  ) {}
+
+  /** Creates or replaces document `id` as `user` (only its author or an admin replaces it). */
+  async indexDocument(user: string, rawId: string, rawTitle: string, rawContent: string): Promise<Document> {
+    const id = parseDocumentId(rawId);
+    const title = userText(rawTitle, 'title', TITLE_MAX);
+    const content = rawContent.toWellFormed();
+    if (Buffer.byteLength(content) > this.options.documentBytes)
+      throw badInput('content', `must be at most ${this.options.documentBytes} bytes of UTF-8`);
+    const { frequencies, length } = termFrequencies(title, content, this.options.titleWeight);
+    const key = titleKey(title);
+    let author = user;
+    const stored = await this.change(id, user, (shard, state, isAdmin) => {
+      author = state.author ?? user;
+      return commands.indexDocument(this.redis, shard, {
+        id,
+        expected: state.version,
+        user,
+        isAdmin,
+        title,
+        titleKey: key,
+        titleScore: stringToScore(key),
+        content,
+        length,
+        frequencies,
+        dropped: state.words.filter((w) => !frequencies.has(w)),
+      });
+    });
+    const { updatedMs, votes, viewerVoted } = stored;
+    return { id, title, content, author, updatedAt: new Date(updatedMs), votes, viewerVoted };
+  }
+
+  /** Deletes document `id` as `user` (its author or an admin); false when there was none. */
+  async deleteDocument(user: string, rawId: string): Promise<boolean> {
+    const id = parseDocumentId(rawId);
+    return this.change(id, user, (shard, state, isAdmin) =>
+      commands.deleteDocument(this.redis, shard, { id, expected: state.version, user, isAdmin, words: state.words }),
+    );
+  }
+
+  /** `user` votes for document `id`, once (voting again changes nothing). */
+  async voteDocument(user: string, rawId: string): Promise<Document> {
+    const id = parseDocumentId(rawId);
+    await this.shards.ready();
+    const votes = await commands.voteDocument(this.redis, this.shards.of(id), { id, user });
+    if (isRefused(votes)) throw refusal(votes, id);
+    return this.documentNow(id, user);
+  }
+
+  /** Documents `ids` as `viewer` sees them (null where none), one round trip per shard. */
+  async documents(ids: readonly string[], viewer: string | null): Promise<(Document | null)[]> {
+    await this.shards.ready();
+    const out: (Document | null)[] = ids.map(() => null);
+    await Promise.all(
+      [...this.shards.group(ids)].map(async ([shard, group]) => {
+        const stored = await commands.readDocuments(this.redis, shard, { ids: group.ids, viewer });
+        stored.forEach((d, i) => {
+          if (d) out[group.at[i]!] = { id: group.ids[i]!, ...d, updatedAt: new Date(d.updatedMs) };
+        });
+      }),
+    );
+    return out;
+  }
+
+  /** The document as it is now (after a change by `user`). */
+  private async documentNow(id: string, user: string): Promise<Document> {
+    const [doc] = await this.documents([id], user);
+    if (!doc) throw notFound(`document "${id}"`);
+    return doc;
+  }
+
+  /**
+   * Runs a change of document `id` by `user` against the state it read, reading again while other changes of the
+   * document come between. Whether `user` is an admin is asked only when the document is someone else's.
+   */
+  private async change<T>(
+    id: string,
+    user: string,
+    run: (shard: ReturnType<Shards['of']>, state: commands.DocumentState, isAdmin: boolean) => Promise<T | Refused>,
+  ): Promise<T> {
+    await this.shards.ready();
+    const shard = this.shards.of(id);
+    for (let attempt = 1; attempt <= CHANGE_ATTEMPTS; attempt++) {
+      const state = await commands.readDocumentState(this.redis, shard, id);
+      const isAdmin = state.author !== null && state.author !== user && (await this.admins.isAdmin(user));
+      const result = await run(shard, state, isAdmin);
+      if (!isRefused(result)) return result;
+      if (result.refused !== STATUS.CHANGED) throw refusal(result, id);
+    }
+    throw conflict(`document "${id}" is being changed by others; try again`);
+  }
+}
+
+/** The error for a documents script's refusal. */
+function refusal({ refused }: Refused, id: string): Error {
+  switch (refused) {
+    case STATUS.NOT_FOUND:
+      return notFound(`document "${id}"`);
+    case STATUS.NOT_OWNER:
+      return forbidden(`document "${id}" belongs to another user; only its author or an admin changes it`);
+    default:
+      return new Error(`unexpected documents script status ${refused}`);
+  }
+}

@@ -1,0 +1,26 @@
+/** The documents domain: documents, votes and search over the sharded chapter-7 index. */
+import DataLoader from 'dataloader';
+import { documentKeys } from '../../redis/documents/keys.js';
+import type { SemaphoreService } from '../coordination/semaphores.js';
+import type { Base, Domain } from '../shared/domain.js';
+import type { AdminService } from '../users/admins.js';
+import { DocumentService, type Document } from './documents.js';
+import { SearchService } from './search.js';
+import { Shards } from './shards.js';
+
+export interface DocumentLoaders {
+  /** A document as the viewer sees it (viewerVoted), null when there is none: one round trip per shard per batch. */
+  documents: DataLoader<string, Document | null>;
+}
+
+export function createDocuments(
+  { redis, space, config, log }: Base,
+  { admins, semaphores }: { admins: AdminService; semaphores: SemaphoreService },
+): Domain<{ documents: DocumentService; search: SearchService }, DocumentLoaders> {
+  const shards = new Shards(redis, documentKeys(space), config.search.shards);
+  const documents = new DocumentService(redis, shards, admins, config.search);
+  return {
+    services: { documents, search: new SearchService(redis, shards, semaphores, config.search, log) },
+    loaders: (viewer) => ({ documents: new DataLoader((ids) => documents.documents(ids, viewer)) }),
+  };
+}

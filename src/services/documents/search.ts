@@ -1,0 +1,323 @@
+/**
+ * searchDocuments: the book's parse_and_search / search_and_sort / search_and_zsort over a sharded index. Every
+ * shard runs the query at once (one script each) and keeps its matches, in the sort's order, in a result set
+ * that lives SEARCH_RESULT_TTL seconds after its last use; the gateway merges the shards' first entries. Pages
+ * asked with a `resultId` come from those sets, so they do not move under concurrent writes. A deep page (ending
+ * past DEEP_FROM) reads a merged copy of every shard's order, made once per result, so it costs what page 1
+ * costs. RELEVANCE is BM25 with each group's document frequency summed over every shard.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError, badInput } from '../../errors.js';
+import type { RedisClient } from '../../redis/clients.js';
+import * as commands from '../../redis/documents/commands.js';
+import type { ShardSort } from '../../redis/documents/commands.js';
+import type { SemaphoreService } from '../coordination/semaphores.js';
+import { checkPage } from '../shared/paging.js';
+import { pairs } from '../shared/replies.js';
+import { parseQuery, type ParsedQuery, type Term } from './query.js';
+import type { Shards } from './shards.js';
+
+export type DocumentSort = ShardSort;
+export const DOCUMENT_SORTS: readonly DocumentSort[] = [
+  'UPDATED_DESC',
+  'UPDATED_ASC',
+  'VOTES_DESC',
+  'TITLE_ASC',
+  'TITLE_DESC',
+  'ID_ASC',
+  'ID_DESC',
+  'RANKED',
+  'RELEVANCE',
+];
+
+export interface RankWeights {
+  updated: number;
+  votes: number;
+}
+
+export interface SearchArgs {
+  query: string;
+  sort: DocumentSort;
+  weights?: RankWeights | null;
+  first: number;
+  offset: number;
+  resultId?: string | null;
+}
+
+/** One result: the document's id and its score under the sort (a position for the title and id sorts). */
+export interface SearchHit {
+  id: string;
+  score: number;
+}
+
+export interface DocumentSearch {
+  resultId: string;
+  totalCount: number;
+  hits: SearchHit[];
+  /** The query's words after prefix expansion (what matchedTerms picks from). */
+  terms: string[];
+}
+
+export const SEARCH_PAGE_MAX = 100;
+/** Pages ending within the first DEEP_FROM results merge the shards' first entries; deeper ones the merged copy. */
+export const DEEP_FROM = 100;
+/** The weights of RANKED are at most this large (either sign). */
+export const RANK_WEIGHT_MAX = 1e6;
+/** Matching words of one prefix each shard considers (then the SEARCH_PREFIX_MAX most frequent are kept). */
+export const PREFIX_SCAN = 10_000;
+const BM25 = { k1: 1.2, b: 0.75 };
+/** A search holds its semaphore place at most this long (a process that died frees it then). */
+const HOLD_MS = 30_000;
+const RESULT_ID = /^[A-Za-z0-9_-]{22}$/;
+
+export class SearchService {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly shards: Shards,
+    private readonly semaphores: SemaphoreService,
+    private readonly options: { prefixMax: number; resultTtlSeconds: number; resultMax: number; concurrency: number },
+    private readonly log: Logger,
+  ) {}
+
+  async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
+    checkPage('first', args.first, SEARCH_PAGE_MAX);
+    if (!Number.isInteger(args.offset) || args.offset < 0 || args.offset > this.options.resultMax)
+      throw badInput('offset', `must be between 0 and ${this.options.resultMax}`);
+    if (!DOCUMENT_SORTS.includes(args.sort)) throw badInput('sort', `must be one of ${DOCUMENT_SORTS.join(', ')}`);
+    const query = parseQuery(args.query);
+    const weights = args.sort === 'RANKED' ? rankWeights(args.weights) : null;
+    const fingerprint = JSON.stringify([query, args.sort, weights]);
+    await this.shards.ready();
+    const page = { sort: args.sort, offset: args.offset, first: args.first };
+    // The semaphore guards the searches proper; finding an earlier result and the light reads a new search
+    // needs first (prefix expansion, relevance statistics) run while it is asked.
+    const place = `search:${user}`;
+    const [acquired, found] = await Promise.allSettled([
+      this.semaphores.acquire(place, this.options.concurrency, HOLD_MS),
+      (async () =>
+        (args.resultId ? await this.reuse(args.resultId, fingerprint, page) : null) ?? this.plan(query, page))(),
+    ]);
+    const holder = acquired.status === 'fulfilled' ? acquired.value : null;
+    try {
+      if (acquired.status === 'rejected') throw acquired.reason;
+      if (!holder)
+        throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
+      if (found.status === 'rejected') throw found.reason;
+      const ready = found.value;
+      return 'resultId' in ready ? ready : await this.search(ready, weights, fingerprint, page);
+    } finally {
+      // not waited for: the next command from this process on the same key is sent after it
+      if (holder)
+        this.semaphores.release(place, holder).catch((err: unknown) => this.log.warn({ err }, 'search: release'));
+    }
+  }
+
+  /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
+  private async plan(query: ParsedQuery, page: Page): Promise<Plan> {
+    const expanded = await this.expand([...query.groups.flat(), ...query.exclude]);
+    const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
+    const groups = query.groups.map(words);
+    const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
+    const matchable = groups.every((g) => g.length > 0);
+    return { ...plan, matchable, ...(matchable && page.sort === 'RELEVANCE' ? await this.stats(groups) : NO_STATS) };
+  }
+
+  /** Runs a planned query in every shard; the new result's page. */
+  private async search(
+    plan: Plan,
+    weights: RankWeights | null,
+    fingerprint: string,
+    page: Page,
+  ): Promise<DocumentSearch> {
+    const resultId = randomBytes(16).toString('base64url');
+    const end = page.offset + page.first;
+    const parts = plan.matchable
+      ? await Promise.all(
+          this.shards.all.map((shard) =>
+            commands.searchDocuments(this.redis, shard, {
+              resultId,
+              sort: page.sort,
+              ttlSeconds: this.options.resultTtlSeconds,
+              resultMax: this.options.resultMax,
+              top: end <= DEEP_FROM ? end : 0,
+              rankWeights: weights ? [-weights.updated / 1000, -weights.votes] : [0, 0],
+              bm25: { ...BM25, avgLength: plan.avgLength },
+              groups: plan.groups.map((words, g) => ({ words, idf: plan.idf[g] ?? 0 })),
+              exclude: plan.exclude,
+            }),
+          ),
+        )
+      : this.shards.all.map(() => ({ total: 0, top: [] }));
+    const counts = parts.map((p) => p.total);
+    const saved = commands.saveResult(this.redis, this.shards.of(resultId), {
+      resultId,
+      ttlSeconds: this.options.resultTtlSeconds,
+      fields: { fingerprint, counts: counts.join(','), terms: JSON.stringify(plan.terms) },
+    });
+    const hits =
+      end <= DEEP_FROM
+        ? await this.shallowPage(
+            parts.map((p) => pairs(p.top)),
+            page,
+          )
+        : ((await this.deepPage(resultId, counts, page)) ?? []);
+    await saved;
+    return { resultId, totalCount: sum(counts), hits, terms: plan.terms };
+  }
+
+  /** The page of a live result of the same query; null when it expired (or is unknown, or of another query). */
+  private async reuse(resultId: string, fingerprint: string, page: Page): Promise<DocumentSearch | null> {
+    if (!RESULT_ID.test(resultId)) return null;
+    const ttlSeconds = this.options.resultTtlSeconds;
+    const meta = await commands.readResult(this.redis, this.shards.of(resultId), { resultId, ttlSeconds });
+    if (meta?.fingerprint !== fingerprint) return null;
+    const counts = meta.counts!.split(',').map(Number);
+    const end = page.offset + page.first;
+    const top = end <= DEEP_FROM ? end : 0;
+    const lists = await this.readShards(resultId, counts, top);
+    if (!lists) return null;
+    const hits = top > 0 ? await this.shallowPage(lists, page) : await this.deepPage(resultId, counts, page);
+    return hits && { resultId, totalCount: sum(counts), hits, terms: JSON.parse(meta.terms!) as string[] };
+  }
+
+  /** A page past DEEP_FROM, from the merged copy of the shards' orders (made on first need); null when expired. */
+  private async deepPage(resultId: string, counts: number[], page: Page): Promise<SearchHit[] | null> {
+    const home = this.shards.of(resultId);
+    const ttlSeconds = this.options.resultTtlSeconds;
+    let entries = await commands.readMerged(this.redis, home, { resultId, offset: page.offset, count: page.first });
+    if (entries === null) {
+      const lists = await this.readShards(resultId, counts, this.options.resultMax);
+      if (!lists) return null;
+      const merged = (await this.merge(page.sort, lists))
+        .slice(0, this.options.resultMax)
+        .map(([id, score]) => `${score} ${id}`);
+      await commands.saveMerged(this.redis, home, { resultId, ttlSeconds, entries: merged });
+      entries = merged.slice(page.offset, page.offset + page.first);
+    }
+    return scored(
+      page,
+      entries.map((e) => {
+        const space = e.indexOf(' ');
+        return [e.slice(space + 1), Number(e.slice(0, space))];
+      }),
+    );
+  }
+
+  /** Every shard's first `top` entries of a result, renewing their TTL; null when one has expired. */
+  private async readShards(resultId: string, counts: number[], top: number): Promise<[string, number][][] | null> {
+    const ttlSeconds = this.options.resultTtlSeconds;
+    const lists = await Promise.all(
+      this.shards.all.map(async (shard, i) =>
+        counts[i] ? commands.readHits(this.redis, shard, { resultId, ttlSeconds, top }) : [],
+      ),
+    );
+    return lists.some((l) => l === null) ? null : lists.map((l) => pairs(l!));
+  }
+
+  /** A page within the first DEEP_FROM results, from the shards' first entries. */
+  private async shallowPage(lists: [string, number][][], page: Page): Promise<SearchHit[]> {
+    return scored(page, (await this.merge(page.sort, lists)).slice(page.offset, page.offset + page.first));
+  }
+
+  /** Every shard's entries in one order: the sort's, ties by id (title sorts compare the lower-cased titles). */
+  private async merge(sort: DocumentSort, lists: [string, number][][]): Promise<[string, number][]> {
+    const all = lists.flat();
+    if (sort === 'ID_DESC') return all.sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0));
+    if (sort !== 'TITLE_ASC' && sort !== 'TITLE_DESC') return all.sort(([a, x], [b, y]) => x - y || byId(a, b));
+    const titles = new Map<string, Buffer>();
+    await Promise.all(
+      lists.map(async (list, i) => {
+        const ids = list.map(([id]) => id);
+        const found = await commands.readTitles(this.redis, this.shards.all[i]!, ids);
+        ids.forEach((id, j) => titles.set(id, Buffer.from(found[j]!)));
+      }),
+    );
+    const direction = sort === 'TITLE_ASC' ? 1 : -1;
+    return all.sort(([a], [b]) => direction * Buffer.compare(titles.get(a)!, titles.get(b)!) || byId(a, b));
+  }
+
+  /** Each prefix term's words: the SEARCH_PREFIX_MAX most frequent over every shard, ties in word order. */
+  private async expand(terms: Term[]): Promise<(t: Term) => string[]> {
+    const prefixes = [...new Set(terms.filter((t) => t.prefix).map((t) => t.word))];
+    const found = new Map<string, string[]>();
+    if (prefixes.length > 0) {
+      const replies = await Promise.all(
+        this.shards.all.map((shard) => commands.expandPrefixes(this.redis, shard, { prefixes, scanMax: PREFIX_SCAN })),
+      );
+      prefixes.forEach((prefix, i) => {
+        const df = new Map<string, number>();
+        for (const reply of replies) for (const [w, n] of reply[i]!) df.set(w, (df.get(w) ?? 0) + n);
+        const words = [...df].sort(([a, x], [b, y]) => y - x || byId(a, b)).slice(0, this.options.prefixMax);
+        found.set(
+          prefix,
+          words.map(([w]) => w),
+        );
+      });
+    }
+    return (t) => (t.prefix ? found.get(t.word)! : [t.word]);
+  }
+
+  /** BM25's idf per group and the average document length, over every shard. */
+  private async stats(groups: string[][]): Promise<{ idf: number[]; avgLength: number }> {
+    const parts = await Promise.all(
+      this.shards.all.map((shard) => commands.searchStats(this.redis, shard, { groups })),
+    );
+    const documents = sum(parts.map((p) => p.documents));
+    const lengthSum = sum(parts.map((p) => p.lengthSum));
+    return {
+      idf: groups.map((_g, i) => {
+        const df = sum(parts.map((p) => p.df[i]!));
+        return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+      }),
+      avgLength: documents > 0 ? lengthSum / documents : 1,
+    };
+  }
+}
+
+interface Page {
+  sort: DocumentSort;
+  offset: number;
+  first: number;
+}
+
+/** The relevance statistics of a search by another sort (unused). */
+const NO_STATS = { idf: [] as number[], avgLength: 1 };
+
+/** A new search's words and statistics; `matchable` is false when a prefix expanded to no word. */
+interface Plan {
+  groups: string[][];
+  exclude: string[];
+  terms: string[];
+  matchable: boolean;
+  idf: number[];
+  avgLength: number;
+}
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function rankWeights(w: RankWeights | null | undefined): RankWeights {
+  const weights = { updated: w?.updated ?? 1, votes: w?.votes ?? 0 };
+  for (const [name, value] of Object.entries(weights))
+    if (!Number.isFinite(value) || Math.abs(value) > RANK_WEIGHT_MAX)
+      throw badInput(`weights.${name}`, `must be a number from -${RANK_WEIGHT_MAX} to ${RANK_WEIGHT_MAX}`);
+  return weights;
+}
+
+/** A page's hits with the score of the sort: updatedAt in seconds, votes, the weighted sum, BM25, or a position. */
+function scored(page: Page, entries: [string, number][]): SearchHit[] {
+  return entries.map(([id, stored], i) => {
+    switch (page.sort) {
+      case 'UPDATED_DESC':
+        return { id, score: -stored / 1000 };
+      case 'UPDATED_ASC':
+        return { id, score: stored / 1000 };
+      case 'VOTES_DESC':
+      case 'RANKED':
+      case 'RELEVANCE':
+        return { id, score: -stored || 0 };
+      default:
+        return { id, score: page.offset + i + 1 };
+    }
+  });
+}

@@ -1,0 +1,333 @@
+/**
+ * Documents through GraphQL: who may do what, bad input, votes, every sort with its ties, the query language's
+ * prefixes, snippets and matched terms, pinned result sets and deep pages, the per-user search semaphore, and the
+ * bound on live result sets.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEEP_FROM } from '../../src/services/documents/search.js';
+import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
+
+const INDEX = `mutation($id: ID!, $title: String!, $content: String!) {
+  indexDocument(id: $id, title: $title, content: $content) { id title author { username } votes viewerVoted updatedAt }
+}`;
+const SEARCH = `query($q: String!, $sort: DocumentSort, $w: RankWeights, $first: Int, $offset: Int, $rid: ID) {
+  searchDocuments(query: $q, sort: $sort, weights: $w, first: $first, offset: $offset, resultId: $rid) {
+    resultId totalCount documents { id } hits { score matchedTerms snippet document { id title } }
+  }
+}`;
+
+interface Search {
+  resultId: string;
+  totalCount: number;
+  documents: { id: string }[];
+  hits: { score: number; matchedTerms: string[]; snippet: string; document: { id: string; title: string } }[];
+}
+
+async function index(t: TestApp, token: string, id: string, content: string, title = id) {
+  const r = await t.gql<{ indexDocument: { id: string } }>(INDEX, { id, title, content }, token);
+  if (!r.data?.indexDocument) throw new Error(r.text);
+  return r.data.indexDocument;
+}
+
+async function search(t: TestApp, token: string, q: string, vars: Record<string, unknown> = {}): Promise<Search> {
+  const r = await t.gql<{ searchDocuments: Search }>(SEARCH, { q, ...vars }, token);
+  if (!r.data?.searchDocuments) throw new Error(r.text);
+  return r.data.searchDocuments;
+}
+
+const codeOf = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
+
+describe('who may do what', () => {
+  let t: TestApp;
+  let alice: string;
+  let bob: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    alice = (await t.signUp()).token;
+    bob = (await t.signUp()).token;
+    admin = (await t.signUp('admin')).token;
+  });
+
+  it('anonymous callers are UNAUTHENTICATED everywhere', async () => {
+    for (const [query, variables] of [
+      [INDEX, { id: 'a', title: 'a', content: 'x' }],
+      [SEARCH, { q: 'word' }],
+      ['{ document(id: "a") { id } }', {}],
+      ['mutation { deleteDocument(id: "a") }', {}],
+      ['mutation { voteDocument(id: "a") { id } }', {}],
+    ] as const) {
+      const r = await t.gql(query, variables);
+      expect(codeOf(r), query).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it("only the author or an admin replaces or deletes; another user's attempt changes nothing", async () => {
+    const created = await t.gql<{ indexDocument: { author: { username: string } } }>(
+      INDEX,
+      { id: 'owned', title: 'Owned', content: 'original words' },
+      alice,
+    );
+    const author = created.data!.indexDocument.author.username;
+    const replace = await t.gql(INDEX, { id: 'owned', title: 'Mine now', content: 'hijacked' }, bob);
+    expect(codeOf(replace)).toBe('FORBIDDEN');
+    expect(codeOf(await t.gql('mutation { deleteDocument(id: "owned") }', {}, bob))).toBe('FORBIDDEN');
+    expect((await search(t, bob, 'hijacked')).totalCount).toBe(0);
+    expect((await search(t, bob, 'original')).documents).toEqual([{ id: 'owned' }]);
+
+    const byAdmin = await t.gql<{ indexDocument: { author: { username: string }; title: string } }>(
+      INDEX,
+      { id: 'owned', title: 'Edited', content: 'edited words' },
+      admin,
+    );
+    expect(byAdmin.data?.indexDocument).toMatchObject({ title: 'Edited', author: { username: author } });
+    const deleted = await t.gql<{ deleteDocument: boolean }>('mutation { deleteDocument(id: "owned") }', {}, admin);
+    expect(deleted.data?.deleteDocument).toBe(true);
+    expect((await t.gql('{ document(id: "owned") { id } }', {}, alice)).data).toEqual({ document: null });
+  });
+
+  it('votes count once per user; viewerVoted is per viewer; voting for nothing is NOT_FOUND', async () => {
+    await index(t, alice, 'voted', 'some words to vote on');
+    const vote = 'mutation { voteDocument(id: "voted") { votes viewerVoted } }';
+    expect((await t.gql(vote, {}, bob)).data).toEqual({ voteDocument: { votes: 1, viewerVoted: true } });
+    expect((await t.gql(vote, {}, bob)).data).toEqual({ voteDocument: { votes: 1, viewerVoted: true } });
+    expect((await t.gql(vote, {}, admin)).data).toEqual({ voteDocument: { votes: 2, viewerVoted: true } });
+    const seen = await t.gql('{ document(id: "voted") { votes viewerVoted } }', {}, alice);
+    expect(seen.data).toEqual({ document: { votes: 2, viewerVoted: false } });
+    // replacing keeps the votes
+    await index(t, alice, 'voted', 'new words');
+    expect((await t.gql('{ document(id: "voted") { votes } }', {}, alice)).data).toEqual({ document: { votes: 2 } });
+    expect(codeOf(await t.gql('mutation { voteDocument(id: "nothing") { id } }', {}, bob))).toBe('NOT_FOUND');
+  });
+
+  it('bad input is BAD_USER_INPUT and writes nothing', async () => {
+    const bad: [string, Record<string, unknown>][] = [
+      [INDEX, { id: 'has space', title: 't', content: 'c' }],
+      [INDEX, { id: 'x'.repeat(65), title: 't', content: 'c' }],
+      [INDEX, { id: 'ok1', title: '   ', content: 'c' }],
+      [INDEX, { id: 'ok2', title: 't'.repeat(201), content: 'c' }],
+      [INDEX, { id: 'ok3', title: 't', content: 'é'.repeat(t.config.search.documentBytes / 2 + 1) }],
+      ['{ document(id: "{braces}") { id } }', {}],
+      [SEARCH, { q: 'x'.repeat(1001) }],
+      [SEARCH, { q: Array.from({ length: 33 }, (_, i) => `word${i}`).join(' ') }],
+      [SEARCH, { q: 'a*' }],
+      [SEARCH, { q: 'word', first: 101 }],
+      [SEARCH, { q: 'word', first: -1 }],
+      [SEARCH, { q: 'word', offset: -1 }],
+      [SEARCH, { q: 'word', sort: 'RANKED', w: { updated: 1e7 } }],
+    ];
+    for (const [query, variables] of bad) {
+      const r = await t.gql(query, variables, alice);
+      expect(codeOf(r), JSON.stringify(variables).slice(0, 80)).toBe('BAD_USER_INPUT');
+    }
+    for (const id of ['ok1', 'ok2', 'ok3'])
+      expect((await t.gql(`{ document(id: "${id}") { id } }`, {}, alice)).data).toEqual({ document: null });
+    // exactly at the limits is fine
+    const big = await t.gql(
+      INDEX,
+      { id: 'big', title: 't'.repeat(200), content: 'é'.repeat(t.config.search.documentBytes / 2) },
+      alice,
+    );
+    expect(big.errors).toBeUndefined();
+  });
+});
+
+describe('sorts, ties and the query language', () => {
+  let t: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    token = (await t.signUp()).token;
+    // "b" and "a" tie on everything but their id; "c" has a title sharing its first six bytes with theirs
+    await index(t, token, 'b', 'shared apple', 'Zebra crossing');
+    await index(t, token, 'a', 'shared apple', 'Zebra crossing');
+    await index(t, token, 'c', 'shared apple pear', 'Zebra crossinga');
+    await index(t, token, 'd', 'shared pear pearl', 'apples');
+  });
+
+  const order = async (q: string, sort: string, w?: object) =>
+    (await search(t, token, q, { sort, w })).documents.map((d) => d.id);
+
+  it('every sort breaks ties by id ascending', async () => {
+    expect(await order('shared', 'TITLE_ASC')).toEqual(['d', 'a', 'b', 'c']);
+    expect(await order('shared', 'TITLE_DESC')).toEqual(['c', 'a', 'b', 'd']);
+    expect(await order('shared', 'VOTES_DESC')).toEqual(['a', 'b', 'c', 'd']);
+    expect(await order('shared', 'ID_ASC')).toEqual(['a', 'b', 'c', 'd']);
+    expect(await order('shared', 'ID_DESC')).toEqual(['d', 'c', 'b', 'a']);
+    expect(await order('shared', 'RANKED', { updated: 0, votes: 0 })).toEqual(['a', 'b', 'c', 'd']);
+    expect(await order('apple', 'RELEVANCE')).toEqual(['a', 'b', 'c']);
+  });
+
+  it('RELEVANCE ranks by BM25: rarer words and shorter documents first', async () => {
+    // "pear" is once in c and once in d, which is shorter: d first
+    expect(await order('pear', 'RELEVANCE')).toEqual(['d', 'c']);
+    const r = await search(t, token, 'pear', { sort: 'RELEVANCE' });
+    expect(r.hits[0]!.score).toBeGreaterThan(r.hits[1]!.score);
+    expect(r.hits[1]!.score).toBeGreaterThan(0);
+  });
+
+  it('word* expands to the indexed words starting with it, the most frequent first, at most SEARCH_PREFIX_MAX', async () => {
+    expect(await order('pea*', 'ID_ASC')).toEqual(['c', 'd']);
+    expect(await order('appl*', 'ID_ASC')).toEqual(['a', 'b', 'c', 'd']); // "apple" in a, b, c and "apples" in d
+    const hit = (await search(t, token, 'appl*', { sort: 'ID_ASC' })).hits;
+    expect(hit.find((h) => h.document.id === 'd')!.matchedTerms).toEqual(['apples']);
+    expect(hit.find((h) => h.document.id === 'a')!.matchedTerms).toEqual(['apple']);
+    expect(await order('shared -pea*', 'ID_ASC')).toEqual(['a', 'b']);
+    expect(await order('zz*', 'ID_ASC')).toEqual([]);
+
+    const capped = await startTestApp({ SEARCH_PREFIX_MAX: '1' });
+    const u = (await capped.signUp()).token;
+    await index(capped, u, 'one', 'pearl');
+    await index(capped, u, 'two', 'pear pearl');
+    const r = await search(capped, u, 'pea*', { sort: 'ID_ASC' });
+    expect(r.documents.map((d) => d.id)).toEqual(['one', 'two']); // only "pearl", in both, is kept
+    expect(r.hits.map((h) => h.matchedTerms)).toEqual([['pearl'], ['pearl']]);
+  });
+
+  it('case, stop words and punctuation are ignored; a sign covers its chunk', async () => {
+    expect(await order('THE Shared, APPLE!', 'ID_ASC')).toEqual(['a', 'b', 'c']);
+    expect(await order('shared -apple-pear', 'ID_ASC')).toEqual([]);
+    expect(await order('shared -pearl', 'ID_ASC')).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('hits', () => {
+  it('snippets: around the first match, matched words marked, the rest escaped, at most 200 characters', async () => {
+    const t = await startTestApp();
+    const token = (await t.signUp()).token;
+    const filler = 'lorem ipsum dolor sit amet '.repeat(20);
+    await index(t, token, 'html', `${filler}<b>Tom & Jerry</b>'s cheese "heist" ${filler}`, 'Cartoons');
+    const [hit] = (await search(t, token, 'cheese jerry')).hits;
+    expect(hit!.matchedTerms).toEqual(['cheese', 'jerry']);
+    expect(hit!.snippet).toContain(
+      '&lt;b&gt;Tom &amp; <mark>Jerry</mark>&lt;/b&gt;&#39;s <mark>cheese</mark> &quot;heist&quot;',
+    );
+    const text = hit!.snippet.replace(/<\/?mark>/g, '').replace(/&(lt|gt|amp|quot|#39);/g, '_');
+    expect([...text].length).toBeLessThanOrEqual(200);
+    expect(hit!.snippet.startsWith('lorem') || hit!.snippet.startsWith('ipsum') || /^\w/.test(hit!.snippet)).toBe(true);
+    // a title-only match: the start of the content, nothing marked in it
+    const [titled] = (await search(t, token, 'cartoons')).hits;
+    expect(titled!.matchedTerms).toEqual(['cartoons']);
+    expect(titled!.snippet.startsWith('lorem ipsum')).toBe(true);
+    expect(titled!.snippet).not.toContain('<mark>');
+  });
+});
+
+describe('result sets', () => {
+  let t: TestApp;
+  let token: string;
+  const N = 250;
+
+  beforeAll(async () => {
+    t = await startTestApp({ SEARCH_RESULT_MAX: '200' });
+    token = (await t.signUp()).token;
+    for (let i = 0; i < N; i += 25)
+      await Promise.all(
+        Array.from({ length: 25 }, (_, j) => {
+          const n = i + j;
+          return index(
+            t,
+            token,
+            `doc${String(n).padStart(3, '0')}`,
+            `common ${n % 2 ? 'odd' : 'even'} w${n % 7}`,
+            `t${(n * 37) % 101}`,
+          );
+        }),
+      );
+  });
+
+  it('pages asked with the resultId do not move under concurrent writes; a deleted document is skipped', async () => {
+    const first = await search(t, token, 'common', { sort: 'ID_ASC', first: 10 });
+    expect(first.totalCount).toBe(N);
+    const page2 = await search(t, token, 'common', { sort: 'ID_ASC', first: 10, offset: 10, rid: first.resultId });
+    await index(t, token, 'doc000a', 'common newcomer'); // would come second in a new search
+    await t.gql('mutation { deleteDocument(id: "doc012") }', {}, token);
+    const again = await search(t, token, 'common', { sort: 'ID_ASC', first: 10, offset: 10, rid: first.resultId });
+    expect(again.resultId).toBe(first.resultId);
+    expect(again.totalCount).toBe(N);
+    expect(again.documents.map((d) => d.id)).toEqual(page2.documents.map((d) => d.id).filter((id) => id !== 'doc012'));
+    const fresh = await search(t, token, 'common', { sort: 'ID_ASC', first: 3 });
+    expect(fresh.resultId).not.toBe(first.resultId);
+    expect(fresh.documents.map((d) => d.id)).toEqual(['doc000', 'doc000a', 'doc001']);
+  });
+
+  it('an unknown or foreign resultId is searched again transparently', async () => {
+    const r = await search(t, token, 'odd', { sort: 'ID_ASC' });
+    for (const rid of ['nope', 'AAAAAAAAAAAAAAAAAAAAAA', r.resultId]) {
+      const other = await search(t, token, 'even', { sort: 'ID_ASC', rid });
+      expect(other.resultId).not.toBe(rid);
+      expect(other.documents[0]!.id).toBe('doc000');
+    }
+    // the same query with another sort is another result
+    const bySort = await search(t, token, 'odd', { sort: 'ID_DESC', rid: r.resultId });
+    expect(bySort.resultId).not.toBe(r.resultId);
+  });
+
+  it(`deep pages (past ${DEEP_FROM}) equal the shallow merge, in every sort; totalCount counts past SEARCH_RESULT_MAX`, async () => {
+    for (const sort of ['ID_DESC', 'TITLE_ASC', 'TITLE_DESC', 'UPDATED_DESC', 'RELEVANCE', 'VOTES_DESC']) {
+      const q = 'common +w3';
+      const all = await search(t, token, q, { sort, first: 100 });
+      expect(all.totalCount).toBeGreaterThan(200);
+      const ids = [...all.documents.map((d) => d.id)];
+      for (let offset = 100; offset < 220; offset += 100) {
+        const page = await search(t, token, q, { sort, first: 100, offset, rid: all.resultId });
+        expect(page.resultId).toBe(all.resultId);
+        ids.push(...page.documents.map((d) => d.id));
+      }
+      // a page that straddles DEEP_FROM, and one deep page again (now from the merged copy)
+      const straddle = await search(t, token, q, { sort, first: 20, offset: 90, rid: all.resultId });
+      expect(
+        straddle.documents.map((d) => d.id),
+        sort,
+      ).toEqual(ids.slice(90, 110));
+      const deep = await search(t, token, q, { sort, first: 10, offset: 150, rid: all.resultId });
+      expect(
+        deep.documents.map((d) => d.id),
+        sort,
+      ).toEqual(ids.slice(150, 160));
+      expect(ids.length, sort).toBe(200); // SEARCH_RESULT_MAX
+      expect(new Set(ids).size, sort).toBe(200);
+      // a new search asking for a deep page at once gives the same
+      const direct = await search(t, token, q, { sort, first: 10, offset: 150 });
+      expect(
+        direct.documents.map((d) => d.id),
+        sort,
+      ).toEqual(ids.slice(150, 160));
+    }
+  });
+});
+
+describe('limits', () => {
+  it('one user runs at most SEARCH_CONCURRENCY searches at once (BUSY past it); others are not affected', async () => {
+    const t = await startTestApp({ SEARCH_CONCURRENCY: '1' });
+    const alice = await t.signUp();
+    const bob = (await t.signUp()).token;
+    await index(t, alice.token, 'x', 'word');
+    const holder = await t.app.services.semaphores.acquire(`search:${alice.username}`, 1, 10_000);
+    expect(holder).not.toBeNull();
+    expect(codeOf(await t.gql(SEARCH, { q: 'word' }, alice.token))).toBe('BUSY');
+    expect((await search(t, bob, 'word')).totalCount).toBe(1);
+    await t.app.services.semaphores.release(`search:${alice.username}`, holder!);
+    expect((await search(t, alice.token, 'word')).totalCount).toBe(1);
+  });
+
+  it('result sets expire: a flood of distinct queries leaves nothing behind after SEARCH_RESULT_TTL', async () => {
+    const t = await startTestApp({ SEARCH_RESULT_TTL: '1', SEARCH_CONCURRENCY: '50' });
+    const token = (await t.signUp()).token;
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => index(t, token, `m${i}`, `flood w${i} w${i + 1} w${i + 2}`)),
+    );
+    const resultKeys = async () =>
+      (await prefixMemory(t.redis, `${t.config.keyPrefix}docs:`)).keys.filter((k) => k.includes(':result:'));
+    for (let i = 0; i < 300; i += 30)
+      await Promise.all(
+        Array.from({ length: 30 }, (_, j) =>
+          search(t, token, `flood w${(i + j) % 50}`, { first: 1, offset: (i + j) % 3 }),
+        ),
+      );
+    expect((await resultKeys()).length).toBeGreaterThan(0);
+    expect(await eventually(async () => (await resultKeys()).length === 0, 5000, 200)).toBe(true);
+  });
+});
