@@ -21,10 +21,10 @@ export function redisEnv(target: TestRedis = inject('redis')): Record<string, st
   return target.kind === 'cluster' ? { REDIS_CLUSTER_NODES: target.nodes.join(',') } : { REDIS_URL: target.url };
 }
 
-/** A configuration for the test Redis: a new key prefix, quiet logs, rate limits off, `admin` an admin. */
-export function testConfig(env: Record<string, string> = {}): Config {
+/** A configuration for the test Redis (or `target`): a new key prefix, quiet logs, rate limits off, `admin` an admin. */
+export function testConfig(env: Record<string, string> = {}, target?: TestRedis): Config {
   return loadConfig({
-    ...redisEnv(),
+    ...redisEnv(target),
     KEY_PREFIX: uniquePrefix(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ADMIN_USERS: 'admin',
