@@ -83,6 +83,7 @@ const EnvSchema = z.object({
   SEARCH_PREFIX_MAX: intFrom(1, 10_000).default(200),
   SEARCH_RESULT_TTL: intFrom(1, 86_400).default(300),
   SEARCH_RESULT_MAX: intFrom(100, 1_000_000).default(10_000),
+  SEARCH_RESULTS_PER_USER: intFrom(1, 10_000).default(20),
   SEARCH_CONCURRENCY: intFrom(1, 1000).default(4),
   MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).default(256 * 1024),
 });
@@ -193,6 +194,8 @@ export interface Config {
     resultTtlSeconds: number;
     /** The most results a result set keeps (totalCount still counts every match). */
     resultMax: number;
+    /** Live result sets one user keeps; a new one past it deletes their least recently used. */
+    resultsPerUser: number;
     /** Searches one user runs at once; past it, BUSY. */
     concurrency: number;
     /** The largest document content, in bytes of UTF-8. */
@@ -316,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prefixMax: e.SEARCH_PREFIX_MAX,
       resultTtlSeconds: e.SEARCH_RESULT_TTL,
       resultMax: e.SEARCH_RESULT_MAX,
+      resultsPerUser: e.SEARCH_RESULTS_PER_USER,
       concurrency: e.SEARCH_CONCURRENCY,
       documentBytes: e.MAX_DOCUMENT_BYTES,
     },

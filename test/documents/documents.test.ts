@@ -313,6 +313,25 @@ describe('limits', () => {
     expect((await search(t, alice.token, 'word')).totalCount).toBe(1);
   });
 
+  it('one user keeps at most SEARCH_RESULTS_PER_USER live result sets: a new one deletes their least recently used', async () => {
+    const t = await startTestApp({ SEARCH_RESULTS_PER_USER: '3' });
+    const alice = (await t.signUp()).token;
+    const bob = (await t.signUp()).token;
+    await Promise.all(Array.from({ length: 6 }, (_, i) => index(t, alice, `k${i}`, `kept w${i}`)));
+    const bobs = await search(t, bob, 'kept');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await search(t, alice, `kept w${i}`)).resultId);
+      if (i === 2) await search(t, alice, 'kept w0', { rid: ids[0] }); // used again: w1 is now the least recent
+    }
+    const kept = async (q: string, rid: string, as = alice) => (await search(t, as, q, { rid })).resultId === rid;
+    const keys = (await prefixMemory(t.redis, `${t.config.keyPrefix}docs:`)).keys;
+    for (const gone of [ids[1]!, ids[2]!]) expect(keys.filter((k) => k.includes(gone))).toEqual([]);
+    for (const i of [0, 3, 4]) expect(await kept(`kept w${i}`, ids[i]!), `w${i}`).toBe(true);
+    expect(await kept('kept', bobs.resultId, bob)).toBe(true);
+    expect(await kept('kept w1', ids[1]!)).toBe(false); // searched again (which makes a new result)
+  });
+
   it('result sets expire: a flood of distinct queries leaves nothing behind after SEARCH_RESULT_TTL', async () => {
     const t = await startTestApp({ SEARCH_RESULT_TTL: '1', SEARCH_CONCURRENCY: '50' });
     const token = (await t.signUp()).token;

@@ -11,6 +11,7 @@ const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
 const searchStatsScript = script<number[]>('searchStats');
 const searchDocumentsScript = script<[number, string[]]>('searchDocuments');
 const readHitsScript = script<string[] | null>('readHits');
+const trackResultScript = script<string[]>('trackResult');
 
 /** What a change needs to know of the stored document first: its version ('0': none), author and words. */
 export interface DocumentState {
@@ -275,22 +276,18 @@ export async function readTitles(redis: RedisClient, s: ShardKeys, ids: readonly
 export async function saveResult(
   redis: RedisClient,
   home: ShardKeys,
-  a: { resultId: string; ttlSeconds: number; fields: Record<string, string> },
+  a: { resultId: string; ttlSeconds: number; description: string },
 ): Promise<void> {
-  const { meta } = home.result(a.resultId);
-  await redis.multi().hset(meta, a.fields).expire(meta, a.ttlSeconds).exec();
+  await redis.set(home.result(a.resultId).meta, a.description, 'EX', a.ttlSeconds);
 }
 
-/** A result's description, renewing its TTL (and its merged list's); null when it expired. */
+/** A result's description, renewing its TTL; null when it expired. */
 export async function readResult(
   redis: RedisClient,
   home: ShardKeys,
   a: { resultId: string; ttlSeconds: number },
-): Promise<Record<string, string> | null> {
-  const { meta, merged } = home.result(a.resultId);
-  const replies = await redis.multi().hgetall(meta).expire(meta, a.ttlSeconds).expire(merged, a.ttlSeconds).exec();
-  const fields = replies?.[0]?.[1] as Record<string, string> | undefined;
-  return fields && Object.keys(fields).length > 0 ? fields : null;
+): Promise<string | null> {
+  return redis.getex(home.result(a.resultId).meta, 'EX', a.ttlSeconds);
 }
 
 /** Stores the merged order of every shard's matches ("<score> <id>" each), for deep pages. */
@@ -305,19 +302,37 @@ export async function saveMerged(
   await multi.expire(merged, a.ttlSeconds).exec();
 }
 
-/** Entries `offset` to `offset + count - 1` of the merged order; null when there is none. */
+/** Entries `offset` to `offset + count - 1` of the merged order, renewing its TTL; null when there is none. */
 export async function readMerged(
   redis: RedisClient,
   home: ShardKeys,
-  a: { resultId: string; offset: number; count: number },
+  a: { resultId: string; offset: number; count: number; ttlSeconds: number },
 ): Promise<string[] | null> {
   const { merged } = home.result(a.resultId);
   const [[, exists], [, entries]] = (await redis
     .multi()
-    .exists(merged)
+    .expire(merged, a.ttlSeconds)
     .lrange(merged, a.offset, a.offset + a.count - 1)
     .exec()) as [[null, number], [null, string[]]];
   return exists ? entries : null;
+}
+
+/**
+ * Notes `user`'s new result (or, with `touch`, its use of one) in their list of live results; the ids of the
+ * least recently used past `max`, which the caller deletes.
+ */
+export async function trackResult(
+  redis: RedisClient,
+  results: string,
+  a: { resultId: string; max: number; ttlSeconds: number; touch: boolean },
+): Promise<string[]> {
+  return trackResultScript(redis, [results], [a.resultId, a.max, a.ttlSeconds * 1000, a.touch ? 1 : 0]);
+}
+
+/** Deletes a result's keys in one shard (its description and merged copy too when it is the home shard). */
+export async function deleteResult(redis: RedisClient, s: ShardKeys, a: { resultId: string; home: boolean }) {
+  const r = s.result(a.resultId);
+  await (a.home ? redis.del(r.hits, r.meta, r.merged) : redis.del(r.hits));
 }
 
 /** The SEARCH_SHARDS the index was built with: `shards` when it is new. */

@@ -9,6 +9,8 @@ export type ShardKeys = ReturnType<DocumentKeys['shard']>;
 
 export function documentKeys({ key }: Keyspace) {
   return {
+    /** sorted set: a user's live result ids by last use (ms), to keep at most SEARCH_RESULTS_PER_USER */
+    userResults: (user: string) => key('docs', `user:${user}`, 'results'),
     shard: (n: number) => {
       const k = (...parts: string[]) => key('docs', `s${n}`, ...parts);
       return {
@@ -44,7 +46,7 @@ export function documentKeys({ key }: Keyspace) {
         result: (resultId: string) => ({
           /** sorted set: the shard's matches, scored so that ascending (score, id) is the sort's order */
           hits: k('result', resultId),
-          /** hash, in the result's home shard: query, counts per shard, terms */
+          /** string, in the result's home shard: JSON of the query's fingerprint, counts per shard and words */
           meta: k('result', resultId, 'meta'),
           /** list, in the home shard: "<score> <id>" of every shard's matches in order, made for deep pages */
           merged: k('result', resultId, 'merged'),

@@ -17,10 +17,11 @@ export function createDocuments(
   { redis, space, config, log }: Base,
   { admins, semaphores }: { admins: AdminService; semaphores: SemaphoreService },
 ): Domain<{ documents: DocumentService; search: SearchService }, DocumentLoaders> {
-  const shards = new Shards(redis, documentKeys(space), config.search.shards);
+  const keys = documentKeys(space);
+  const shards = new Shards(redis, keys, config.search.shards);
   const documents = new DocumentService(redis, shards, admins, config.search);
   return {
-    services: { documents, search: new SearchService(redis, shards, semaphores, config.search, log) },
+    services: { documents, search: new SearchService(redis, shards, semaphores, keys, config.search, log) },
     loaders: (viewer) => ({ documents: new DataLoader((ids) => documents.documents(ids, viewer)) }),
   };
 }

@@ -12,6 +12,7 @@ import { AppError, badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/documents/commands.js';
 import type { ShardSort } from '../../redis/documents/commands.js';
+import type { DocumentKeys } from '../../redis/documents/keys.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import { checkPage } from '../shared/paging.js';
 import { pairs } from '../shared/replies.js';
@@ -76,7 +77,14 @@ export class SearchService {
     private readonly redis: RedisClient,
     private readonly shards: Shards,
     private readonly semaphores: SemaphoreService,
-    private readonly options: { prefixMax: number; resultTtlSeconds: number; resultMax: number; concurrency: number },
+    private readonly keys: DocumentKeys,
+    private readonly options: {
+      prefixMax: number;
+      resultTtlSeconds: number;
+      resultMax: number;
+      resultsPerUser: number;
+      concurrency: number;
+    },
     private readonly log: Logger,
   ) {}
 
@@ -96,7 +104,7 @@ export class SearchService {
     const [acquired, found] = await Promise.allSettled([
       this.semaphores.acquire(place, this.options.concurrency, HOLD_MS),
       (async () =>
-        (args.resultId ? await this.reuse(args.resultId, fingerprint, page) : null) ?? this.plan(query, page))(),
+        (args.resultId ? await this.reuse(user, args.resultId, fingerprint, page) : null) ?? this.plan(query, page))(),
     ]);
     const holder = acquired.status === 'fulfilled' ? acquired.value : null;
     try {
@@ -105,7 +113,7 @@ export class SearchService {
         throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
       if (found.status === 'rejected') throw found.reason;
       const ready = found.value;
-      return 'resultId' in ready ? ready : await this.search(ready, weights, fingerprint, page);
+      return 'resultId' in ready ? ready : await this.search(user, ready, weights, fingerprint, page);
     } finally {
       // not waited for: the next command from this process on the same key is sent after it
       if (holder)
@@ -125,6 +133,7 @@ export class SearchService {
 
   /** Runs a planned query in every shard; the new result's page. */
   private async search(
+    user: string,
     plan: Plan,
     weights: RankWeights | null,
     fingerprint: string,
@@ -150,11 +159,15 @@ export class SearchService {
         )
       : this.shards.all.map(() => ({ total: 0, top: [] }));
     const counts = parts.map((p) => p.total);
-    const saved = commands.saveResult(this.redis, this.shards.of(resultId), {
-      resultId,
-      ttlSeconds: this.options.resultTtlSeconds,
-      fields: { fingerprint, counts: counts.join(','), terms: JSON.stringify(plan.terms) },
-    });
+    const description: Description = { fingerprint, counts, terms: plan.terms };
+    const saved = Promise.all([
+      commands.saveResult(this.redis, this.shards.of(resultId), {
+        resultId,
+        ttlSeconds: this.options.resultTtlSeconds,
+        description: JSON.stringify(description),
+      }),
+      this.track(user, resultId, false),
+    ]);
     const hits =
       end <= DEEP_FROM
         ? await this.shallowPage(
@@ -167,25 +180,32 @@ export class SearchService {
   }
 
   /** The page of a live result of the same query; null when it expired (or is unknown, or of another query). */
-  private async reuse(resultId: string, fingerprint: string, page: Page): Promise<DocumentSearch | null> {
+  private async reuse(user: string, resultId: string, fingerprint: string, page: Page): Promise<DocumentSearch | null> {
     if (!RESULT_ID.test(resultId)) return null;
     const ttlSeconds = this.options.resultTtlSeconds;
-    const meta = await commands.readResult(this.redis, this.shards.of(resultId), { resultId, ttlSeconds });
+    const stored = await commands.readResult(this.redis, this.shards.of(resultId), { resultId, ttlSeconds });
+    const meta = stored ? (JSON.parse(stored) as Description) : null;
     if (meta?.fingerprint !== fingerprint) return null;
-    const counts = meta.counts!.split(',').map(Number);
+    const { counts } = meta;
+    void this.track(user, resultId, true).catch((err: unknown) => this.log.warn({ err }, 'search: track'));
     const end = page.offset + page.first;
     const top = end <= DEEP_FROM ? end : 0;
     const lists = await this.readShards(resultId, counts, top);
     if (!lists) return null;
     const hits = top > 0 ? await this.shallowPage(lists, page) : await this.deepPage(resultId, counts, page);
-    return hits && { resultId, totalCount: sum(counts), hits, terms: JSON.parse(meta.terms!) as string[] };
+    return hits && { resultId, totalCount: sum(counts), hits, terms: meta.terms };
   }
 
   /** A page past DEEP_FROM, from the merged copy of the shards' orders (made on first need); null when expired. */
   private async deepPage(resultId: string, counts: number[], page: Page): Promise<SearchHit[] | null> {
     const home = this.shards.of(resultId);
     const ttlSeconds = this.options.resultTtlSeconds;
-    let entries = await commands.readMerged(this.redis, home, { resultId, offset: page.offset, count: page.first });
+    let entries = await commands.readMerged(this.redis, home, {
+      resultId,
+      offset: page.offset,
+      count: page.first,
+      ttlSeconds,
+    });
     if (entries === null) {
       const lists = await this.readShards(resultId, counts, this.options.resultMax);
       if (!lists) return null;
@@ -201,6 +221,26 @@ export class SearchService {
         const space = e.indexOf(' ');
         return [e.slice(space + 1), Number(e.slice(0, space))];
       }),
+    );
+  }
+
+  /**
+   * Notes a user's new result (or use of one, `touch`) in their list of live results; deletes their least recently
+   * used past SEARCH_RESULTS_PER_USER, so that one user's live result sets stay few however fast they search.
+   */
+  private async track(user: string, resultId: string, touch: boolean): Promise<void> {
+    const evicted = await commands.trackResult(this.redis, this.keys.userResults(user), {
+      resultId,
+      max: this.options.resultsPerUser,
+      ttlSeconds: this.options.resultTtlSeconds,
+      touch,
+    });
+    await Promise.all(
+      evicted.flatMap((old) =>
+        this.shards.all.map((shard) =>
+          commands.deleteResult(this.redis, shard, { resultId: old, home: shard === this.shards.of(old) }),
+        ),
+      ),
     );
   }
 
@@ -283,6 +323,13 @@ interface Page {
 
 /** The relevance statistics of a search by another sort (unused). */
 const NO_STATS = { idf: [] as number[], avgLength: 1 };
+
+/** What a result's description holds: which query it answers, each shard's matches, the query's words. */
+interface Description {
+  fingerprint: string;
+  counts: number[];
+  terms: string[];
+}
 
 /** A new search's words and statistics; `matchable` is false when a prefix expanded to no word. */
 interface Plan {
