@@ -5,6 +5,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 
+/** MAX_DOCUMENT_BYTES when unset, lowered to MAX_REQUEST_BYTES when that is smaller. */
+const DOCUMENT_BYTES_DEFAULT = 256 * 1024;
+
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const list = z
   .string()
@@ -85,7 +88,7 @@ const EnvSchema = z.object({
   SEARCH_RESULT_MAX: intFrom(100, 1_000_000).default(10_000),
   SEARCH_RESULTS_PER_USER: intFrom(1, 10_000).default(20),
   SEARCH_CONCURRENCY: intFrom(1, 1000).default(4),
-  MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).default(256 * 1024),
+  MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).optional(),
 });
 
 /** Variables of earlier versions, and what replaced them: set, they stop the start rather than be ignored. */
@@ -234,7 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.LOGS_HELD_MAX_BYTES < e.UPLOAD_MAX_BYTES) {
     throw new ConfigError('invalid environment: LOGS_HELD_MAX_BYTES must be at least UPLOAD_MAX_BYTES');
   }
-  if (e.MAX_REQUEST_BYTES < e.MAX_DOCUMENT_BYTES) {
+  if (e.MAX_DOCUMENT_BYTES !== undefined && e.MAX_REQUEST_BYTES < e.MAX_DOCUMENT_BYTES) {
     throw new ConfigError('invalid environment: MAX_REQUEST_BYTES must be at least MAX_DOCUMENT_BYTES');
   }
   if (e.WORKER_TIMEOUT_MS < 2 * e.WORKER_HEARTBEAT_MS) {
@@ -321,7 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resultMax: e.SEARCH_RESULT_MAX,
       resultsPerUser: e.SEARCH_RESULTS_PER_USER,
       concurrency: e.SEARCH_CONCURRENCY,
-      documentBytes: e.MAX_DOCUMENT_BYTES,
+      documentBytes: e.MAX_DOCUMENT_BYTES ?? Math.min(DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
   };
 }

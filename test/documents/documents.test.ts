@@ -3,9 +3,13 @@
  * prefixes, snippets and matched terms, pinned result sets and deep pages, the per-user search semaphore, and the
  * bound on live result sets.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { DEEP_FROM } from '../../src/services/documents/search.js';
 import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
+import { ROOT } from '../support/entries.js';
 
 const INDEX = `mutation($id: ID!, $title: String!, $content: String!) {
   indexDocument(id: $id, title: $title, content: $content) { id title author { username } votes viewerVoted updatedAt }
@@ -300,6 +304,15 @@ describe('result sets', () => {
 });
 
 describe('limits', () => {
+  it('MAX_DOCUMENT_BYTES defaults to MAX_REQUEST_BYTES when that is smaller; set above it, the start is refused', () => {
+    expect(loadConfig({}).search.documentBytes).toBe(256 * 1024);
+    expect(loadConfig({ MAX_REQUEST_BYTES: '65536' }).search.documentBytes).toBe(65536);
+    expect(loadConfig({ MAX_REQUEST_BYTES: '65536', MAX_DOCUMENT_BYTES: '4096' }).search.documentBytes).toBe(4096);
+    expect(() => loadConfig({ MAX_REQUEST_BYTES: '65536', MAX_DOCUMENT_BYTES: '65537' })).toThrow(
+      'MAX_REQUEST_BYTES must be at least MAX_DOCUMENT_BYTES',
+    );
+  });
+
   it('one user runs at most SEARCH_CONCURRENCY searches at once (BUSY past it); others are not affected', async () => {
     const t = await startTestApp({ SEARCH_CONCURRENCY: '1' });
     const alice = await t.signUp();
@@ -348,5 +361,40 @@ describe('limits', () => {
       );
     expect((await resultKeys()).length).toBeGreaterThan(0);
     expect(await eventually(async () => (await resultKeys()).length === 0, 5000, 200)).toBe(true);
+  });
+});
+
+describe("the README's examples", () => {
+  it('run as the README says', async () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const block = /\*\*Documents and search\*\*[\s\S]*?```graphql\n([\s\S]*?)```/.exec(readme)![1]!;
+    const operations = block
+      .split('\n')
+      .map((line) => line.replace(/\s+# .*$/, '').trim())
+      .filter(Boolean);
+    expect(operations.length).toBeGreaterThanOrEqual(7);
+    const t = await startTestApp();
+    const token = (await t.signUp()).token;
+    const answers: unknown[] = [];
+    for (const op of operations) {
+      const r = await t.gql<Record<string, unknown>>(op, {}, token);
+      expect(r.errors, op).toBeUndefined();
+      answers.push(r.data);
+    }
+    const ids = (a: unknown) =>
+      (a as { searchDocuments: { documents?: { id: string }[]; hits?: { document: { id: string } }[] } })
+        .searchDocuments;
+    expect(
+      ids(answers[2])
+        .documents!.map((d) => d.id)
+        .sort(),
+    ).toEqual(['lua', 'redis-intro']);
+    expect(
+      ids(answers[3])
+        .documents!.map((d) => d.id)
+        .sort(),
+    ).toEqual(['lua', 'redis-intro']);
+    expect(ids(answers[4]).documents!.map((d) => d.id)).toEqual(['redis-intro']);
+    expect(ids(answers[5]).hits!.map((h) => h.document.id)).toEqual(['lua']);
   });
 });
