@@ -1,5 +1,5 @@
 import * as resolvers from '../resolvers/documents.js';
-import type { Document } from '../services/documents/documents.js';
+import type { Document, DocumentSummary } from '../services/documents/documents.js';
 import type { DocumentHit } from '../services/documents/snippets.js';
 import type { DocumentSearch } from '../services/documents/search.js';
 import { builder } from './builder.js';
@@ -38,12 +38,20 @@ const RankWeightsType = builder.inputType('RankWeights', {
   }),
 });
 
-export const DocumentType = builder.objectRef<Document>('Document').implement({
+/** Loaded with its content when the operation selects `content` (resolvers/selection.ts), else without. */
+type LoadedDocument = DocumentSummary & Partial<Pick<Document, 'content'>>;
+
+export const DocumentType = builder.objectRef<LoadedDocument>('Document').implement({
   description: 'A document: readable and searchable by every signed-in user; its author or an admin changes it.',
   fields: (t) => ({
     id: t.exposeID('id'),
     title: t.exposeString('title'),
-    content: t.exposeString('content'),
+    content: t.string({
+      resolve: (d) => {
+        if (d.content === undefined) throw new Error(`document "${d.id}" was loaded without its content`);
+        return d.content;
+      },
+    }),
     author: t.field({ type: UserType, resolve: (d) => ({ username: d.author }) }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     votes: t.exposeInt('votes'),

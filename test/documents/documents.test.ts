@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { DEEP_FROM } from '../../src/services/documents/search.js';
 import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
+import { disposeLater } from '../support/dispose.js';
 import { ROOT } from '../support/entries.js';
 
 const INDEX = `mutation($id: ID!, $title: String!, $content: String!) {
@@ -216,6 +217,54 @@ describe('hits', () => {
     expect(titled!.matchedTerms).toEqual(['cartoons']);
     expect(titled!.snippet.startsWith('lorem ipsum')).toBe(true);
     expect(titled!.snippet).not.toContain('<mark>');
+    // a word stored decomposed (NFD) matches; a query word found only inside a longer word does not
+    await index(t, token, 'nfd', `${filler} the Cafe\u0301 redistributes cheese`, 'Menu');
+    const [cafe] = (await search(t, token, 'café +redis')).hits;
+    expect(cafe!.matchedTerms).toEqual(['café']);
+    expect(cafe!.snippet).toContain('the <mark>Cafe\u0301</mark> redistributes cheese');
+  });
+});
+
+describe('loading', () => {
+  it("reads a document's content only when the operation shows it, through fragments and aliases too", async () => {
+    const t = await startTestApp();
+    const { token } = await t.signUp();
+    const content = `needle ${'hay '.repeat(2000)}`;
+    await index(t, token, 'heavy', content);
+    const reads: string[][] = [];
+    for (const node of 'nodes' in t.redis ? t.redis.nodes('master') : [t.redis]) {
+      const monitor = await node.monitor();
+      disposeLater(() => Promise.resolve(monitor.disconnect()));
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args[0]?.toLowerCase() === 'hmget' && args[1]?.endsWith(':doc:heavy')) reads.push(args.slice(2));
+      });
+    }
+    const lean = [
+      '{ searchDocuments(query: "needle") { documents { id title author { username } } } }',
+      '{ document(id: "heavy") { id title votes } }',
+      '{ d: document(id: "heavy") { ...Head } } fragment Head on Document { title updatedAt }',
+    ];
+    for (const op of lean) expect((await t.gql(op, {}, token)).errors, op).toBeUndefined();
+    const full: [string, (data: Record<string, unknown>) => unknown][] = [
+      ['{ document(id: "heavy") { ...Body } } fragment Body on Document { content }', (d) => d.document],
+      ['{ d: document(id: "heavy") { ... on Document { text: content } } }', (d) => d.d],
+      [
+        '{ searchDocuments(query: "needle") { documents { id ...Body } } } fragment Body on Document { content }',
+        (d) => (d.searchDocuments as { documents: unknown[] }).documents[0],
+      ],
+    ];
+    for (const [op, pick] of full) {
+      const r = await t.gql<Record<string, unknown>>(op, {}, token);
+      expect(r.errors, op).toBeUndefined();
+      expect(Object.values(pick(r.data!) as object)).toContain(content);
+    }
+    expect(
+      await eventually(() => Promise.resolve(reads.filter((f) => f.includes('content')).length === full.length)),
+    ).toBe(true);
+    // each node's monitor is in order: the lean operations' reads came before and none of them asked for content
+    expect(reads.slice(0, lean.length)).toEqual(
+      Array.from({ length: lean.length }, () => ['title', 'author', 'updated', 'votes']),
+    );
   });
 });
 

@@ -126,42 +126,42 @@ export async function voteDocument(
   return votes < 0 ? refused(votes) : votes;
 }
 
-/** A stored document as a viewer sees it; null when there is none. */
+/** A stored document as a viewer sees it; its content only when it was asked for. */
 export interface StoredDocument {
   title: string;
-  content: string;
+  content?: string;
   author: string;
   updatedMs: number;
   votes: number;
   viewerVoted: boolean;
 }
 
-/** Documents `ids` of one shard, in one round trip. */
+/** Documents `ids` of one shard (null where none), with their content when `content`, in one round trip. */
 export async function readDocuments(
   redis: RedisClient,
   s: ShardKeys,
-  a: { ids: readonly string[]; viewer: string | null },
+  a: { ids: readonly string[]; viewer: string | null; content: boolean },
 ): Promise<(StoredDocument | null)[]> {
+  const fields = ['title', 'author', 'updated', 'votes', ...(a.content ? ['content'] : [])];
   const pipeline = redis.pipeline();
   for (const id of a.ids) {
-    pipeline.hmget(s.doc(id), 'title', 'content', 'author', 'updated', 'votes');
+    pipeline.hmget(s.doc(id), ...fields);
     if (a.viewer) pipeline.sismember(s.voters(id), a.viewer);
   }
   const replies = (await pipeline.exec()) ?? [];
   const step = a.viewer ? 2 : 1;
   return a.ids.map((_id, i) => {
-    const [err, fields] = replies[i * step]!;
+    const [err, values] = replies[i * step]!;
     if (err) throw err;
-    const [title, content, author, updated, votes] = fields as (string | null)[];
+    const [title, author, updated, votes, content] = values as (string | null)[];
     if (title === null || title === undefined) return null;
-    const voted = a.viewer ? replies[i * step + 1]![1] === 1 : false;
     return {
       title,
-      content: content ?? '',
+      ...(a.content ? { content: content ?? '' } : {}),
       author: author ?? '',
       updatedMs: Number(updated),
       votes: Number(votes),
-      viewerVoted: voted,
+      viewerVoted: a.viewer ? replies[i * step + 1]![1] === 1 : false,
     };
   });
 }

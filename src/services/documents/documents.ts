@@ -14,14 +14,18 @@ import type { AdminService } from '../users/admins.js';
 import type { Shards } from './shards.js';
 import { stringToScore, termFrequencies, titleKey } from './text.js';
 
-export interface Document {
+/** A document without its content (what a page that shows no content loads). */
+export interface DocumentSummary {
   id: string;
   title: string;
-  content: string;
   author: string;
   updatedAt: Date;
   votes: number;
   viewerVoted: boolean;
+}
+
+export interface Document extends DocumentSummary {
+  content: string;
 }
 
 const DOCUMENT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -90,14 +94,25 @@ export class DocumentService {
   }
 
   /** Documents `ids` as `viewer` sees them (null where none), one round trip per shard. */
-  async documents(ids: readonly string[], viewer: string | null): Promise<(Document | null)[]> {
+  documents(ids: readonly string[], viewer: string | null): Promise<(Document | null)[]> {
+    return this.read(ids, viewer, true) as Promise<(Document | null)[]>;
+  }
+
+  /** The same without their content, which may be most of their bytes. */
+  summaries(ids: readonly string[], viewer: string | null): Promise<(DocumentSummary | null)[]> {
+    return this.read(ids, viewer, false);
+  }
+
+  private async read(ids: readonly string[], viewer: string | null, content: boolean) {
     await this.shards.ready();
-    const out: (Document | null)[] = ids.map(() => null);
+    const out: (DocumentSummary | Document | null)[] = ids.map(() => null);
     await Promise.all(
       [...this.shards.group(ids)].map(async ([shard, group]) => {
-        const stored = await commands.readDocuments(this.redis, shard, { ids: group.ids, viewer });
+        const stored = await commands.readDocuments(this.redis, shard, { ids: group.ids, viewer, content });
         stored.forEach((d, i) => {
-          if (d) out[group.at[i]!] = { id: group.ids[i]!, ...d, updatedAt: new Date(d.updatedMs) };
+          if (!d) return;
+          const { updatedMs, ...rest } = d;
+          out[group.at[i]!] = { id: group.ids[i]!, ...rest, updatedAt: new Date(updatedMs) };
         });
       }),
     );

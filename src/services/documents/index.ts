@@ -4,13 +4,15 @@ import { documentKeys } from '../../redis/documents/keys.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { AdminService } from '../users/admins.js';
-import { DocumentService, type Document } from './documents.js';
+import { DocumentService, type Document, type DocumentSummary } from './documents.js';
 import { SearchService } from './search.js';
 import { Shards } from './shards.js';
 
 export interface DocumentLoaders {
   /** A document as the viewer sees it (viewerVoted), null when there is none: one round trip per shard per batch. */
   documents: DataLoader<string, Document | null>;
+  /** The same without content, for operations that do not show it. */
+  documentSummaries: DataLoader<string, DocumentSummary | null>;
 }
 
 export function createDocuments(
@@ -22,6 +24,9 @@ export function createDocuments(
   const documents = new DocumentService(redis, shards, admins, config.search);
   return {
     services: { documents, search: new SearchService(redis, shards, semaphores, keys, config.search, log) },
-    loaders: (viewer) => ({ documents: new DataLoader((ids) => documents.documents(ids, viewer)) }),
+    loaders: (viewer) => ({
+      documents: new DataLoader((ids) => documents.documents(ids, viewer)),
+      documentSummaries: new DataLoader((ids) => documents.summaries(ids, viewer)),
+    }),
   };
 }

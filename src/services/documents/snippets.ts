@@ -4,7 +4,7 @@
  */
 import type { Document } from './documents.js';
 import type { DocumentSearch } from './search.js';
-import { tokens, wordsOf } from './text.js';
+import { foldCase, tokens, wordsOf } from './text.js';
 
 export const SNIPPET_CHARS = 200;
 /** Characters of context kept before the first match (then moved to the next word start). */
@@ -13,23 +13,35 @@ const LEAD = 60;
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
-/** The words of `wanted` (in its order) that the document has, in its title or content. */
-export function matchedTerms(wanted: readonly string[], title: string, content: string): string[] {
-  const has = new Set([...wordsOf(title), ...wordsOf(content)]);
-  return wanted.filter((w) => has.has(w));
+/**
+ * The words of `wanted` (in its order) that the document has, in its title or content, and where its content has
+ * the first of them (-1: nowhere). Words that are not substrings of the folded content are not looked for in it,
+ * and the scan stops once every word left has been seen, so a long document is rarely read to its end.
+ */
+function findTerms(wanted: readonly string[], title: string, content: string): { matched: string[]; first: number } {
+  const has = new Set(wordsOf(title).filter((w) => wanted.includes(w)));
+  const folded = foldCase(content);
+  const inContent = new Set(wanted.filter((w) => folded.includes(w)));
+  const pending = new Set(inContent);
+  let first = -1;
+  for (const t of pending.size > 0 ? tokens(content) : []) {
+    if (!t.word || !inContent.has(t.word)) continue;
+    if (first < 0) first = t.start;
+    has.add(t.word);
+    pending.delete(t.word);
+    if (pending.size === 0) break;
+  }
+  return { matched: wanted.filter((w) => has.has(w)), first };
 }
 
-export function snippet(content: string, matched: ReadonlySet<string>): string {
+/** The snippet of `content` whose first matched word starts at `first` (-1: none, the snippet is its start). */
+export function snippet(content: string, matched: ReadonlySet<string>, first: number): string {
   let start = 0;
-  for (const t of tokens(content)) {
-    if (!t.word || !matched.has(t.word)) continue;
-    if (t.start > LEAD) {
-      start = t.start - LEAD;
-      const space = content.slice(start, t.start).search(/\s\S/);
-      if (space >= 0) start += space + 1;
-      else if (/[\udc00-\udfff]/.test(content[start] ?? '')) start++;
-    }
-    break;
+  if (first > LEAD) {
+    start = first - LEAD;
+    const space = content.slice(start, first).search(/\s\S/);
+    if (space >= 0) start += space + 1;
+    else if (/[\udc00-\udfff]/.test(content[start] ?? '')) start++;
   }
   let end = start;
   for (let n = 0; end < content.length && n < SNIPPET_CHARS; n++) end += content.codePointAt(end)! > 0xffff ? 2 : 1;
@@ -57,7 +69,7 @@ export function describeHits(search: DocumentSearch, documents: readonly (Docume
   return search.hits.flatMap(({ score }, i) => {
     const document = documents[i];
     if (!document) return [];
-    const matched = matchedTerms(search.terms, document.title, document.content);
-    return [{ document, score, matchedTerms: matched, snippet: snippet(document.content, new Set(matched)) }];
+    const { matched, first } = findTerms(search.terms, document.title, document.content);
+    return [{ document, score, matchedTerms: matched, snippet: snippet(document.content, new Set(matched), first) }];
   });
 }

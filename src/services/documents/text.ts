@@ -26,9 +26,14 @@ export interface Token {
   end: number;
 }
 
+/** Text in NFC and lower case, as words are: a word of a text is a substring of the text folded. */
+export function foldCase(text: string): string {
+  return (ASCII.test(text) ? text : text.normalize('NFC')).toLowerCase();
+}
+
 /** A run of word characters folded: NFC, lower case, apostrophes trimmed. */
 export function normalize(raw: string): string {
-  return (ASCII.test(raw) ? raw : raw.normalize('NFC')).toLowerCase().replace(/^'+|'+$/g, '');
+  return foldCase(raw).replace(/^'+|'+$/g, '');
 }
 
 /** The run `raw` as a word; null when it is not one. */
