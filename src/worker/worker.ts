@@ -133,12 +133,11 @@ export class Worker {
       }
       let tasks: Task[];
       try {
-        // Fill the free slots in one round trip; wait with BLMOVE only when nothing is ready.
-        tasks = await this.queues.takeReady(queue, this.id, this.options.concurrency - slots.size);
-        if (tasks.length === 0) {
-          const task = await this.queues.take(blocking, queue, this.id, TAKE_TIMEOUT_SECONDS);
-          if (task) tasks = [task];
-        }
+        // A stop does not wait for the take: ioredis never settles a command queued while a client it then
+        // disconnects was reconnecting. Tasks a late take moves to this worker are returned by the stop's requeue.
+        const taking = this.take(queue, blocking, this.options.concurrency - slots.size);
+        taking.catch(() => undefined);
+        tasks = await Promise.race([taking, this.stopRequested.then(() => [])]);
       } catch (err) {
         if (this.stopping.signal.aborted) break;
         this.log.warn({ worker: this.id, queue, err }, 'taking a task failed');
@@ -154,6 +153,14 @@ export class Worker {
         this.running.add(run);
       }
     }
+  }
+
+  /** Fills up to `free` slots in one round trip; waits with BLMOVE only when nothing is ready. */
+  private async take(queue: string, blocking: RedisClient, free: number): Promise<Task[]> {
+    const ready = await this.queues.takeReady(queue, this.id, free);
+    if (ready.length > 0) return ready;
+    const task = await this.queues.take(blocking, queue, this.id, TAKE_TIMEOUT_SECONDS);
+    return task ? [task] : [];
   }
 
   private async run(queue: string, handler: TaskHandler | undefined, task: Task): Promise<void> {

@@ -3,11 +3,17 @@
  * retries with backoff into the failed list, a dead worker's tasks coming back, a global concurrency limit,
  * and a graceful stop that returns unfinished tasks.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { closeRedisClient, createBlockingClient } from '../../src/redis/clients.js';
+import { disposeLater } from '../support/dispose.js';
 import { keysOf } from '../support/keys.js';
+import { freePort, startRedisProcess } from '../support/redis-servers.js';
+import { startTestServices } from '../support/services.js';
 import { QueueService } from '../../src/services/coordination/queues.js';
 import { Worker, type TaskHandler, type WorkerOptions } from '../../src/worker/worker.js';
 import { eventually, startTestApp, testRedis, uniqueName, type TestApp } from '../support/app.js';
@@ -186,6 +192,33 @@ describe('queues', () => {
     expect(await readyTasks(q)).toMatchObject([{ args: 'long' }, { args: 'longer' }]);
     expect(await queues().status(q)).toEqual({ name: q, ready: 2, delayed: 0, running: 0, failed: 0 });
     expect(await t.redis.zcard(keys().queue(q).workers)).toBe(0);
+  });
+
+  it('stops at once when Redis has just gone away, its waiting take queued in a reconnecting client', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-'));
+    disposeLater(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+    const redis = await startRedisProcess(dir, await freePort());
+    disposeLater(() => redis.stop());
+    const { services, redis: client } = startTestServices({
+      REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+      REDIS_CLUSTER_NODES: '',
+    });
+    const q = uniqueName('away');
+    const worker = new Worker(
+      client,
+      services,
+      { handlers: [{ queue: q, name: 'x', run: () => Promise.resolve() }] },
+      FAST,
+      log,
+    );
+    worker.start();
+    await sleep(200); // nothing is ready: the consumer waits in BLMOVE
+    await redis.stop(); // SIGKILL: ioredis queues the BLMOVE again and waits to reconnect
+    const outcome = await Promise.race([
+      worker.stop(100).then(() => 'stopped'),
+      sleep(8000).then(() => 'still stopping after 8 s'),
+    ]);
+    expect(outcome).toBe('stopped');
   });
 });
 
