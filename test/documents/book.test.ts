@@ -5,7 +5,8 @@
  * old words, deleting removes everything.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { stringToScore, wordsOf } from '../../src/services/documents/text.js';
+import { stringToScore, tokens, wordsOf } from '../../src/services/documents/text.js';
+import { loadCorpus } from '../support/corpus.js';
 import { prefixMemory, startTestApp, type TestApp } from '../support/app.js';
 import { keysOf } from '../support/keys.js';
 
@@ -90,6 +91,28 @@ describe("the book's chapter 7 tests", () => {
     expect(await ids('content', { sort: 'RANKED', w: { updated: 1, votes: 0 } })).toEqual(['test2', 'test']);
     expect(await ids('content', { sort: 'RANKED', w: { updated: 0, votes: 1 } })).toEqual(['test', 'test2']);
     expect(await ids('content', { sort: 'VOTES_DESC' })).toEqual(['test', 'test2']);
+  });
+
+  it('the tokenizer: words of 2 to 64 letters or digits of any script, folded, apostrophes trimmed, stop words out', () => {
+    expect(wordsOf("Don't SHOUT 'quoted' a I x2 at\tthe\r\nend 42 " + 'z'.repeat(65))).toEqual([
+      "don't",
+      'shout',
+      'quoted',
+      'x2',
+      'end',
+      '42',
+    ]);
+    expect(wordsOf('Ünïcode ΟΔΟΣ café naïve 東京 Straße')).toEqual([
+      'ünïcode',
+      'οδος',
+      'café',
+      'naïve',
+      '東京',
+      'straße',
+    ]);
+    // an ASCII text is folded at once, any other run by run: both give the words of `tokens` on real mails
+    const slow = (text: string) => [...tokens(text)].flatMap((t) => (t.word ? [t.word] : []));
+    for (const d of loadCorpus().slice(0, 500)) expect(wordsOf(d.content)).toEqual(slow(d.content));
   });
 
   it('string_to_score orders as the strings do', () => {

@@ -394,6 +394,23 @@ describe('limits', () => {
     expect(await kept('kept w1', ids[1]!)).toBe(false); // searched again (which makes a new result)
   });
 
+  it("a result in use lives on: deep pages from the merged copy renew every shard's set too", async () => {
+    const t = await startTestApp({ SEARCH_RESULT_TTL: '1' });
+    const token = (await t.signUp()).token;
+    await Promise.all(Array.from({ length: 130 }, (_, i) => index(t, token, `r${i}`, `renewed w${i % 7}`)));
+    const first = await search(t, token, 'renewed', { first: 10 });
+    await search(t, token, 'renewed', { first: 10, offset: 110, rid: first.resultId }); // makes the merged copy
+    // three TTLs of deep pages only; a shallow page then finds the same result
+    for (let i = 0; i < 12; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const deep = await search(t, token, 'renewed', { first: 10, offset: 110, rid: first.resultId });
+      expect(deep.resultId).toBe(first.resultId);
+    }
+    const again = await search(t, token, 'renewed', { first: 10, rid: first.resultId });
+    expect(again.resultId).toBe(first.resultId);
+    expect(again.documents).toEqual(first.documents);
+  });
+
   it('result sets expire: a flood of distinct queries leaves nothing behind after SEARCH_RESULT_TTL', async () => {
     const t = await startTestApp({ SEARCH_RESULT_TTL: '1', SEARCH_CONCURRENCY: '50' });
     const token = (await t.signUp()).token;

@@ -281,13 +281,25 @@ export async function saveResult(
   await redis.set(home.result(a.resultId).meta, a.description, 'EX', a.ttlSeconds);
 }
 
-/** A result's description, renewing its TTL; null when it expired. */
+/**
+ * A result's description (null when it expired) and, with `merged`, entries `offset` to `offset + count - 1` of
+ * its merged order (null when there is none), renewing the TTL of both.
+ */
 export async function readResult(
   redis: RedisClient,
   home: ShardKeys,
-  a: { resultId: string; ttlSeconds: number },
-): Promise<string | null> {
-  return redis.getex(home.result(a.resultId).meta, 'EX', a.ttlSeconds);
+  a: { resultId: string; ttlSeconds: number; merged?: { offset: number; count: number } },
+): Promise<{ description: string | null; merged: string[] | null }> {
+  const keys = home.result(a.resultId);
+  if (!a.merged) return { description: await redis.getex(keys.meta, 'EX', a.ttlSeconds), merged: null };
+  const { offset, count } = a.merged;
+  const [[, description], [, exists], [, entries]] = (await redis
+    .multi()
+    .getex(keys.meta, 'EX', a.ttlSeconds)
+    .expire(keys.merged, a.ttlSeconds)
+    .lrange(keys.merged, offset, offset + count - 1)
+    .exec()) as [[null, string | null], [null, number], [null, string[]]];
+  return { description, merged: exists ? entries : null };
 }
 
 /** Stores the merged order of every shard's matches ("<score> <id>" each), for deep pages. */
@@ -300,21 +312,6 @@ export async function saveMerged(
   const multi = redis.multi().del(merged);
   for (let i = 0; i < a.entries.length; i += 1000) multi.rpush(merged, ...a.entries.slice(i, i + 1000));
   await multi.expire(merged, a.ttlSeconds).exec();
-}
-
-/** Entries `offset` to `offset + count - 1` of the merged order, renewing its TTL; null when there is none. */
-export async function readMerged(
-  redis: RedisClient,
-  home: ShardKeys,
-  a: { resultId: string; offset: number; count: number; ttlSeconds: number },
-): Promise<string[] | null> {
-  const { merged } = home.result(a.resultId);
-  const [[, exists], [, entries]] = (await redis
-    .multi()
-    .expire(merged, a.ttlSeconds)
-    .lrange(merged, a.offset, a.offset + a.count - 1)
-    .exec()) as [[null, number], [null, string[]]];
-  return exists ? entries : null;
 }
 
 /**

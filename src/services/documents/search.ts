@@ -179,49 +179,49 @@ export class SearchService {
     return { resultId, totalCount: sum(counts), hits, terms: plan.terms };
   }
 
-  /** The page of a live result of the same query; null when it expired (or is unknown, or of another query). */
+  /**
+   * The page of a live result of the same query; null when it expired (or is unknown, or of another query). A deep
+   * page comes with the description, in one round trip, when the merged copy exists: it costs no more than page 1.
+   */
   private async reuse(user: string, resultId: string, fingerprint: string, page: Page): Promise<DocumentSearch | null> {
     if (!RESULT_ID.test(resultId)) return null;
-    const ttlSeconds = this.options.resultTtlSeconds;
-    const stored = await commands.readResult(this.redis, this.shards.of(resultId), { resultId, ttlSeconds });
-    const meta = stored ? (JSON.parse(stored) as Description) : null;
+    const end = page.offset + page.first;
+    const deep = end > DEEP_FROM;
+    const stored = await commands.readResult(this.redis, this.shards.of(resultId), {
+      resultId,
+      ttlSeconds: this.options.resultTtlSeconds,
+      ...(deep && { merged: { offset: page.offset, count: page.first } }),
+    });
+    const meta = stored.description ? (JSON.parse(stored.description) as Description) : null;
     if (meta?.fingerprint !== fingerprint) return null;
     const { counts } = meta;
-    void this.track(user, resultId, true).catch((err: unknown) => this.log.warn({ err }, 'search: track'));
-    const end = page.offset + page.first;
-    const top = end <= DEEP_FROM ? end : 0;
-    const lists = await this.readShards(resultId, counts, top);
-    if (!lists) return null;
-    const hits = top > 0 ? await this.shallowPage(lists, page) : await this.deepPage(resultId, counts, page);
+    const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
+    void this.track(user, resultId, true).catch(warn('track'));
+    let hits: SearchHit[] | null;
+    if (!deep) {
+      const lists = await this.readShards(resultId, counts, end);
+      hits = lists && (await this.shallowPage(lists, page));
+    } else if (stored.merged) {
+      // the shards' sets are renewed with the copy, for the pages to come
+      void this.readShards(resultId, counts, 0).catch(warn('renew'));
+      hits = fromMerged(page, stored.merged);
+    } else hits = await this.deepPage(resultId, counts, page);
     return hits && { resultId, totalCount: sum(counts), hits, terms: meta.terms };
   }
 
-  /** A page past DEEP_FROM, from the merged copy of the shards' orders (made on first need); null when expired. */
+  /** A page past DEEP_FROM, making the merged copy of the shards' orders; null when the result expired. */
   private async deepPage(resultId: string, counts: number[], page: Page): Promise<SearchHit[] | null> {
-    const home = this.shards.of(resultId);
-    const ttlSeconds = this.options.resultTtlSeconds;
-    let entries = await commands.readMerged(this.redis, home, {
+    const lists = await this.readShards(resultId, counts, this.options.resultMax);
+    if (!lists) return null;
+    const merged = (await this.merge(page.sort, lists))
+      .slice(0, this.options.resultMax)
+      .map(([id, score]) => `${score} ${id}`);
+    await commands.saveMerged(this.redis, this.shards.of(resultId), {
       resultId,
-      offset: page.offset,
-      count: page.first,
-      ttlSeconds,
+      ttlSeconds: this.options.resultTtlSeconds,
+      entries: merged,
     });
-    if (entries === null) {
-      const lists = await this.readShards(resultId, counts, this.options.resultMax);
-      if (!lists) return null;
-      const merged = (await this.merge(page.sort, lists))
-        .slice(0, this.options.resultMax)
-        .map(([id, score]) => `${score} ${id}`);
-      await commands.saveMerged(this.redis, home, { resultId, ttlSeconds, entries: merged });
-      entries = merged.slice(page.offset, page.offset + page.first);
-    }
-    return scored(
-      page,
-      entries.map((e) => {
-        const space = e.indexOf(' ');
-        return [e.slice(space + 1), Number(e.slice(0, space))];
-      }),
-    );
+    return fromMerged(page, merged.slice(page.offset, page.offset + page.first));
   }
 
   /**
@@ -349,6 +349,17 @@ function rankWeights(w: RankWeights | null | undefined): RankWeights {
     if (!Number.isFinite(value) || Math.abs(value) > RANK_WEIGHT_MAX)
       throw badInput(`weights.${name}`, `must be a number from -${RANK_WEIGHT_MAX} to ${RANK_WEIGHT_MAX}`);
   return weights;
+}
+
+/** A page's hits from entries of a merged copy ("<score> <id>"). */
+function fromMerged(page: Page, entries: string[]): SearchHit[] {
+  return scored(
+    page,
+    entries.map((e) => {
+      const space = e.indexOf(' ');
+      return [e.slice(space + 1), Number(e.slice(0, space))];
+    }),
+  );
 }
 
 /** A page's hits with the score of the sort: updatedAt in seconds, votes, the weighted sum, BM25, or a position. */
