@@ -89,6 +89,9 @@ const EnvSchema = z.object({
   SEARCH_RESULTS_PER_USER: intFrom(1, 10_000).default(20),
   SEARCH_CONCURRENCY: intFrom(1, 1000).default(4),
   MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).optional(),
+
+  ADS_EXPLORATION: z.enum(['on', 'off']).default('on'),
+  ADS_FREQUENCY_CAP: intFrom(0, 1_000_000).default(20),
 });
 
 /** Variables of earlier versions, and what replaced them: set, they stop the start rather than be ignored. */
@@ -203,6 +206,12 @@ export interface Config {
     concurrency: number;
     /** The largest document content, in bytes of UTF-8. */
     documentBytes: number;
+  };
+  ads: {
+    /** Thompson sampling of each candidate's click rate (true), or the book's learned eCPM alone (false). */
+    exploration: boolean;
+    /** Views of one ad one viewer gets a day; 0: no cap. */
+    frequencyCap: number;
   };
 }
 
@@ -326,5 +335,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.SEARCH_CONCURRENCY,
       documentBytes: e.MAX_DOCUMENT_BYTES ?? Math.min(DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
+    ads: { exploration: e.ADS_EXPLORATION === 'on', frequencyCap: e.ADS_FREQUENCY_CAP },
   };
 }

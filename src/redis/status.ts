@@ -28,6 +28,8 @@ export const STATUS = {
   ALIVE: -11,
   /** The object changed since the caller read what the script needs of it (the caller reads again). */
   CHANGED: -12,
+  /** The keys named are of another UTC day than Redis's clock's (the caller asks Redis the day and calls again). */
+  WRONG_DAY: -13,
 } as const;
 
 export type Status = (typeof STATUS)[keyof typeof STATUS];

@@ -8,5 +8,6 @@ import './geo.js';
 import './telemetry.js';
 import './access-logs.js';
 import './documents.js';
+import './ads.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

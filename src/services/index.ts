@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { RedisClient } from '../redis/clients.js';
 import { keyspace } from '../redis/keys.js';
 import { createAccessLogs } from './access-logs/index.js';
+import { createAds } from './ads/index.js';
 import { createChat } from './chat/index.js';
 import { createCoordination } from './coordination/index.js';
 import { createDocuments } from './documents/index.js';
@@ -63,5 +64,6 @@ export function createServices(redis: RedisClient, config: Config, log: Logger, 
     .add(createGeo)
     .add(createAccessLogs)
     .add(createDocuments)
+    .add(createAds)
     .build();
 }

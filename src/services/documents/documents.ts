@@ -5,10 +5,11 @@
  * is still that one; if another change came between, it reads again.
  */
 import { Buffer } from 'node:buffer';
-import { badInput, conflict, forbidden, notFound } from '../../errors.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/documents/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
+import { whileChanged } from '../shared/changes.js';
 import { userText } from '../shared/text.js';
 import type { AdminService } from '../users/admins.js';
 import type { Shards } from './shards.js';
@@ -30,8 +31,6 @@ export interface Document extends DocumentSummary {
 
 const DOCUMENT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const TITLE_MAX = 200;
-/** Reads and tries again this many times while other changes of the same document keep coming between. */
-const CHANGE_ATTEMPTS = 10;
 
 export function parseDocumentId(raw: string, argument = 'id'): string {
   if (!DOCUMENT_ID.test(raw)) throw badInput(argument, 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
@@ -137,14 +136,13 @@ export class DocumentService {
   ): Promise<T> {
     await this.shards.ready();
     const shard = this.shards.of(id);
-    for (let attempt = 1; attempt <= CHANGE_ATTEMPTS; attempt++) {
+    const result = await whileChanged(`document "${id}"`, async () => {
       const state = await commands.readDocumentState(this.redis, shard, id);
       const isAdmin = state.author !== null && state.author !== user && (await this.admins.isAdmin(user));
-      const result = await run(shard, state, isAdmin);
-      if (!isRefused(result)) return result;
-      if (result.refused !== STATUS.CHANGED) throw refusal(result, id);
-    }
-    throw conflict(`document "${id}" is being changed by others; try again`);
+      return run(shard, state, isAdmin);
+    });
+    if (isRefused(result)) throw refusal(result, id);
+    return result;
   }
 }
 

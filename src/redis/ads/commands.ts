@@ -1,0 +1,306 @@
+/** The ads domain's scripts and reads, with named arguments; every key is on the ads' one slot. */
+import type { RedisClient } from '../clients.js';
+import { script } from '../scripts.js';
+import { refused, STATUS, type Refused } from '../status.js';
+import type { AdKeys } from './keys.js';
+
+const indexAdScript = script<number>('indexAd');
+const deleteAdScript = script<number>('deleteAd');
+const learnAdScript = script<number>('learnAd');
+const targetAdScript = script<number | string[]>('targetAd');
+const recordClickScript = script<number>('recordClick');
+
+export type AdType = 'CPC' | 'CPA' | 'CPM';
+
+/** What a change needs to know of the stored ad first: its version ('0': none), locations and words. */
+export interface AdState {
+  version: string;
+  locations: string[];
+  terms: string[];
+}
+
+export async function readAdState(redis: RedisClient, k: AdKeys, id: string): Promise<AdState> {
+  const [version, locations, terms] = await redis.hmget(k.meta(id), 'ver', 'locations', 'terms');
+  return {
+    version: version ?? '0',
+    locations: locations ? (JSON.parse(locations) as string[]) : [],
+    terms: terms ? terms.split(' ') : [],
+  };
+}
+
+/** The columns of per-ad attributes and counts, which deleting an ad clears. */
+const COLUMNS = ['types', 'values', 'budgets', 'dailyBudgets', 'views', 'clicks', 'actions', 'spent'] as const;
+
+/** Creates or replaces ad `id` read at version `expected`; its new version, or CHANGED. */
+export async function indexAd(
+  redis: RedisClient,
+  k: AdKeys,
+  a: {
+    id: string;
+    expected: string;
+    type: AdType;
+    value: number;
+    budget: number | null;
+    dailyBudget: number | null;
+    locations: readonly string[];
+    terms: readonly string[];
+    droppedLocations: readonly string[];
+    droppedTerms: readonly string[];
+    task: string;
+  },
+): Promise<number | Refused> {
+  const reply = await indexAdScript(
+    redis,
+    [
+      k.ids,
+      k.meta(a.id),
+      k.ecpm,
+      k.types,
+      k.values,
+      k.budgets,
+      k.dailyBudgets,
+      k.views,
+      k.clicks,
+      k.actions,
+      k.typeStats,
+      k.vocabulary,
+      k.wordViews,
+      k.wordClicks,
+      k.wordActions,
+      k.learnPending,
+      k.queueReady,
+      k.queueDelayed,
+      k.version,
+      ...a.locations.map(k.location),
+      ...a.terms.map(k.word),
+      ...a.droppedLocations.map(k.location),
+      ...a.droppedTerms.map(k.word),
+    ],
+    [
+      a.id,
+      a.expected,
+      a.type,
+      a.value,
+      a.budget ?? '',
+      a.dailyBudget ?? '',
+      JSON.stringify(a.locations),
+      a.task,
+      a.locations.length,
+      a.terms.length,
+      a.droppedLocations.length,
+      a.droppedTerms.length,
+      ...a.terms,
+      ...a.droppedTerms,
+    ],
+  );
+  return reply < 0 ? refused(reply) : reply;
+}
+
+/** Deletes ad `id` read at version `expected` with its locations and words; false when there was none. */
+export async function deleteAd(
+  redis: RedisClient,
+  k: AdKeys,
+  a: { id: string; expected: string; locations: readonly string[]; terms: readonly string[] },
+): Promise<boolean | Refused> {
+  const reply = await deleteAdScript(
+    redis,
+    [
+      k.ids,
+      k.meta(a.id),
+      k.ecpm,
+      k.vocabulary,
+      k.wordViews,
+      k.wordClicks,
+      k.wordActions,
+      k.learnPending,
+      ...COLUMNS.map((c) => k[c]),
+      ...a.locations.map(k.location),
+      ...a.terms.map(k.word),
+    ],
+    [a.id, a.expected, COLUMNS.length, a.locations.length, ...a.terms],
+  );
+  return reply < 0 ? refused(reply) : reply === 1;
+}
+
+/** Learns ad `id` (read at version `expected` with its words) again; false when it is gone. */
+export async function learnAd(
+  redis: RedisClient,
+  k: AdKeys,
+  a: { id: string; expected: string; terms: readonly string[] },
+): Promise<boolean | Refused> {
+  const reply = await learnAdScript(
+    redis,
+    [
+      k.learnPending,
+      k.meta(a.id),
+      k.ecpm,
+      k.types,
+      k.values,
+      k.views,
+      k.clicks,
+      k.actions,
+      k.typeStats,
+      k.wordViews,
+      k.wordClicks,
+      k.wordActions,
+      ...a.terms.map(k.word),
+    ],
+    [a.id, a.expected, ...a.terms],
+  );
+  return reply < 0 ? refused(reply) : reply === 1;
+}
+
+/** Ads due to be learned again, at most `count`. */
+export async function pendingAds(redis: RedisClient, k: AdKeys, count: number): Promise<string[]> {
+  return redis.srandmember(k.learnPending, count);
+}
+
+export interface StoredAd {
+  type: AdType;
+  value: number;
+  ecpm: number;
+  locations: string[];
+  terms: string[];
+  views: number;
+  clicks: number;
+  actions: number;
+  spent: number;
+  spentToday: number;
+  budget: number | null;
+  dailyBudget: number | null;
+}
+
+/** Ads `ids` (null where none) as they are on UTC day `day`, in one pipeline. */
+export async function readAds(
+  redis: RedisClient,
+  k: AdKeys,
+  ids: readonly string[],
+  day: number,
+): Promise<(StoredAd | null)[]> {
+  if (ids.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const c of COLUMNS) pipeline.hmget(k[c], ...ids);
+  pipeline.hmget(k.daily(day), ...ids);
+  pipeline.zmscore(k.ecpm, ...ids);
+  for (const id of ids) pipeline.hmget(k.meta(id), 'locations', 'terms');
+  const replies = (await pipeline.exec())!.map(([err, reply]) => {
+    if (err) throw err;
+    return reply as (string | null)[];
+  });
+  const [types, values, budgets, dailyBudgets, views, clicks, actions, spent, daily, ecpm] = replies;
+  const number = (xs: (string | null)[] | undefined, i: number) => Number(xs![i] ?? 0);
+  const optional = (xs: (string | null)[] | undefined, i: number) => (xs![i] == null ? null : Number(xs![i]));
+  return ids.map((_id, i) => {
+    const [locations, terms] = replies[COLUMNS.length + 2 + i]!;
+    if (!types![i] || locations == null) return null;
+    return {
+      type: types![i] as AdType,
+      value: number(values, i),
+      ecpm: number(ecpm, i),
+      locations: JSON.parse(locations) as string[],
+      terms: terms ? terms.split(' ') : [],
+      views: number(views, i),
+      clicks: number(clicks, i),
+      actions: number(actions, i),
+      spent: number(spent, i),
+      spentToday: number(daily, i),
+      budget: optional(budgets, i),
+      dailyBudget: optional(dailyBudgets, i),
+    };
+  });
+}
+
+/** Ad ids in order, the first `count` after `after` (from the start when null). */
+export async function listAds(redis: RedisClient, k: AdKeys, count: number, after: string | null): Promise<string[]> {
+  if (count === 0) return [];
+  return redis.zrangebylex(k.ids, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, count);
+}
+
+export interface Targeting {
+  adId: string;
+  ecpm: number;
+  explored: boolean;
+  matchedTerms: string[];
+}
+
+/**
+ * Picks, records and returns the ad for a page (null when none serves), on UTC day `day` and in the targetings
+ * of `minute`; WRONG_DAY when `day` is not Redis's.
+ */
+export async function targetAd(
+  redis: RedisClient,
+  k: AdKeys,
+  a: {
+    day: number;
+    minute: number;
+    nonce: string;
+    viewer: string;
+    locations: readonly string[];
+    words: readonly string[];
+    cap: number;
+    explore: boolean;
+    seed: number;
+    task: string;
+  },
+): Promise<Targeting | null | Refused> {
+  const reply = await targetAdScript(
+    redis,
+    [
+      k.ecpm,
+      k.types,
+      k.values,
+      k.views,
+      k.clicks,
+      k.actions,
+      k.spent,
+      k.budgets,
+      k.dailyBudgets,
+      k.daily(a.day),
+      k.typeStats,
+      k.seen(a.day, a.viewer),
+      k.targetings(a.minute),
+      k.vocabulary,
+      k.wordViews,
+      k.learnPending,
+      k.queueReady,
+      k.queueDelayed,
+      ...a.locations.map(k.location),
+      ...a.words.map(k.word),
+    ],
+    [a.day, a.nonce, a.cap, a.explore ? 1 : 0, a.seed, a.task, a.locations.length, ...a.words],
+  );
+  if (typeof reply === 'number') return refused(reply);
+  if (reply.length === 0) return null;
+  const [adId, ecpm, explored, ...matchedTerms] = reply as [string, string, number, ...string[]];
+  return { adId, ecpm: Number(ecpm), explored: explored === 1, matchedTerms };
+}
+
+/** Counts a click (or an action) of targeting `nonce` of `minute` on ad `id` once; WRONG_DAY as targetAd. */
+export async function recordClick(
+  redis: RedisClient,
+  k: AdKeys,
+  a: { minute: number; nonce: string; id: string; action: boolean; day: number; task: string },
+): Promise<boolean | Refused> {
+  const reply = await recordClickScript(
+    redis,
+    [
+      k.targetings(a.minute),
+      k.types,
+      k.values,
+      k.clicks,
+      k.actions,
+      k.spent,
+      k.budgets,
+      k.dailyBudgets,
+      k.daily(a.day),
+      k.typeStats,
+      k.wordClicks,
+      k.wordActions,
+      k.learnPending,
+      k.queueReady,
+      k.queueDelayed,
+    ],
+    [a.nonce, a.id, a.action ? 1 : 0, a.day, a.task],
+  );
+  return reply === STATUS.WRONG_DAY ? refused(reply) : reply === 1;
+}

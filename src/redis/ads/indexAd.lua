@@ -1,0 +1,63 @@
+-- indexAd: creates or replaces an ad (the book's index_ad, whole): its locations, its words (an ad without any
+-- still serves), its attributes and its eCPM. The counts it learned are kept, and a replaced ad that has been
+-- seen is due to be learned again (its word bonuses follow its new value). Refuses with STATUS.CHANGED when its
+-- version is not `expected` (the caller read its old locations and words of that version; it reads again).
+-- Returns the new version.
+--- @include lib/ads
+local K = {
+  ids = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], types = KEYS[4], values = KEYS[5], budgets = KEYS[6],
+  dailyBudgets = KEYS[7], views = KEYS[8], clicks = KEYS[9], actions = KEYS[10], typeStats = KEYS[11],
+  vocabulary = KEYS[12], wordViews = KEYS[13], wordClicks = KEYS[14], wordActions = KEYS[15],
+  learnPending = KEYS[16], queueReady = KEYS[17], queueDelayed = KEYS[18], version = KEYS[19],
+}
+local FIXED = 19
+local id, expected, adType, value, budget, dailyBudget, locations, task =
+  ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+-- KEYS after FIXED: the new locations' sets, the new words' sets, the dropped locations', the dropped words';
+-- ARGV after 12: the new words, then the dropped words.
+local nLocations, nWords, nDroppedLocations, nDroppedWords =
+  tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+
+local ver = redis.call('HGET', K.meta, 'ver') or '0'
+if ver ~= expected then
+  return STATUS.CHANGED
+end
+
+local key = FIXED
+for _ = 1, nLocations do
+  key = key + 1
+  redis.call('SADD', KEYS[key], id)
+end
+local words = {}
+for i = 1, nWords do
+  key = key + 1
+  words[i] = ARGV[12 + i]
+  redis.call('ZADD', KEYS[key], 'NX', 0, id)
+  redis.call('SADD', K.vocabulary, words[i])
+end
+for _ = 1, nDroppedLocations do
+  key = key + 1
+  redis.call('SREM', KEYS[key], id)
+end
+for i = 1, nDroppedWords do
+  key = key + 1
+  dropWord(K, id, KEYS[key], ARGV[12 + nWords + i])
+end
+
+redis.call('HSET', K.types, id, adType)
+redis.call('HSET', K.values, id, num(value))
+for _, limit in ipairs({ { K.budgets, budget }, { K.dailyBudgets, dailyBudget } }) do
+  if limit[2] == '' then
+    redis.call('HDEL', limit[1], id)
+  else
+    redis.call('HSET', limit[1], id, limit[2])
+  end
+end
+local newVer = redis.call('INCR', K.version) -- one counter, so a version never comes back after a delete
+redis.call('HSET', K.meta, 'locations', locations, 'terms', table.concat(words, ' '), 'ver', newVer)
+redis.call('ZADD', K.ids, 0, id)
+redis.call('ZADD', K.ecpm, num(adEcpm(K, id, adType, value)), id)
+if ver ~= '0' and (tonumber(redis.call('HGET', K.views, id)) or 0) > 0 then
+  dueToLearn(K, id, task, nowMs())
+end
+return newVer

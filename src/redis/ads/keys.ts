@@ -1,0 +1,61 @@
+/**
+ * Keys of ad targeting: every key on one slot (`ads:{ads}:...`, and the learning queue `queue:{ads}:...`), so that
+ * targeting, clicks and learning are each one script. Per-ad numbers are columns (one hash per attribute, ad id →
+ * value), so a targeting reads an attribute of every candidate in one command. Ad words never share a key with
+ * document words (`docs:...`).
+ */
+import { coordinationKeys } from '../coordination/keys.js';
+import type { Keyspace } from '../keys.js';
+
+export type AdKeys = ReturnType<typeof adKeys>;
+
+/** The queue that learning tasks go through; its keys share the ads' slot. */
+export const ADS_QUEUE = 'ads';
+
+export function adKeys(space: Keyspace) {
+  const k = (...parts: string[]) => space.key('ads', ADS_QUEUE, ...parts);
+  const { ready, delayed } = coordinationKeys(space).queue(ADS_QUEUE);
+  return {
+    /** the learning queue's ready and delayed tasks (src/redis/coordination/keys.ts) */
+    queueReady: ready,
+    queueDelayed: delayed,
+    /** sorted set, every score 0: the ad ids (listed by id) */
+    ids: k('ids'),
+    /** hash: locations (JSON), terms (space-separated), ver (the change counter at the ad's last change) */
+    meta: (id: string) => k('meta', id),
+    /** string: the change counter, one for every ad, so that a version never comes back after a delete */
+    version: k('version'),
+    /** sorted set: ad id → its learned eCPM (the book's idx:ad:value:) */
+    ecpm: k('ecpm'),
+    /** hashes, ad id → the attribute: type (CPC, CPA, CPM), value, total budget, daily budget */
+    types: k('types'),
+    values: k('values'),
+    budgets: k('budgets'),
+    dailyBudgets: k('dailyBudgets'),
+    /** hashes, ad id → a count: views, clicks, actions; spent (the price of every event charged) */
+    views: k('views'),
+    clicks: k('clicks'),
+    actions: k('actions'),
+    spent: k('spent'),
+    /** hash, ad id → spent on UTC day `day` (days since 1970); lives two days */
+    daily: (day: number) => k('daily', String(day)),
+    /** hashes, "<ad id> <word>" → views, clicks, actions of the ad on pages having its word */
+    wordViews: k('wordViews'),
+    wordClicks: k('wordClicks'),
+    wordActions: k('wordActions'),
+    /** hash: "<TYPE>:views|clicks|actions" → counts of every ad of a type; "<TYPE>:avg" → its clicks per 1,000 views */
+    typeStats: k('typeStats'),
+    /** set: the ads of a location (the book's idx:req:<location>) */
+    location: (location: string) => k('location', location),
+    /** sorted set: ad id → the word's bonus to the ad's eCPM (the book's idx:<word>) */
+    word: (word: string) => k('word', word),
+    /** set: the words some ad has (a page's other words are not looked up) */
+    vocabulary: k('vocabulary'),
+    /** hash, ad id → views by one viewer on UTC day `day`; lives until the day is over */
+    seen: (day: number, viewer: string) => k('seen', String(day), viewer),
+    /** hash: the targetings of one minute, "<nonce>" → "<ad id> <ms> <matched words>", "<nonce>:c|a" → counted */
+    targetings: (minute: number) => k('targetings', String(minute)),
+    /** set: ads whose eCPMs are due to be learned again (one learning task runs while it is not empty) */
+    learnPending: k('learnPending'),
+  };
+}

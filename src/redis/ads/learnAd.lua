@@ -1,0 +1,49 @@
+-- learnAd: the book's update_cpms for one ad, reading the counters that views, clicks and actions write: its
+-- type's clicks (actions) per 1,000 views, then, for CPC and CPA ads, the ad's eCPM once it has an event, and the
+-- bonus of each of its words that has one (the word's eCPM less the ad's). The ad leaves the pending set.
+-- Refuses with STATUS.CHANGED when its version is not `expected` (the caller read its words of that version).
+-- Returns 1, or 0 when the ad is gone.
+--- @include lib/ads
+local K = {
+  learnPending = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], types = KEYS[4], values = KEYS[5], views = KEYS[6],
+  clicks = KEYS[7], actions = KEYS[8], typeStats = KEYS[9], wordViews = KEYS[10], wordClicks = KEYS[11],
+  wordActions = KEYS[12],
+}
+local FIXED = 12 -- then the sets of the ad's words, which are ARGV[3 ..]
+local id, expected = ARGV[1], ARGV[2]
+
+if (redis.call('HGET', K.meta, 'ver') or '0') ~= expected then
+  return STATUS.CHANGED
+end
+redis.call('SREM', K.learnPending, id)
+if expected == '0' then
+  return 0
+end
+local adType, value = redis.call('HGET', K.types, id), tonumber(redis.call('HGET', K.values, id))
+local which = eventsOf(adType)
+local typeViews = tonumber(redis.call('HGET', K.typeStats, adType .. ':views'))
+local typeEvents = tonumber(redis.call('HGET', K.typeStats, adType .. ':' .. which))
+-- as the book: a count never written counts as 1
+redis.call('HSET', K.typeStats, adType .. ':avg', num(1000 * (typeEvents or 1) / (typeViews or 1)))
+if adType == 'CPM' then
+  return 1
+end
+local events = tonumber(redis.call('HGET', K[which], id)) or 0
+local ecpm = tonumber(redis.call('ZSCORE', K.ecpm, id))
+if events >= 1 then
+  ecpm = adEcpm(K, id, adType, value)
+  redis.call('ZADD', K.ecpm, num(ecpm), id)
+end
+local wordEvents = K.wordClicks
+if which == 'actions' then
+  wordEvents = K.wordActions
+end
+for i = FIXED + 1, #KEYS do
+  local field = id .. ' ' .. ARGV[2 + i - FIXED]
+  local clicks = tonumber(redis.call('HGET', wordEvents, field)) or 0
+  if clicks >= 1 then
+    local views = tonumber(redis.call('HGET', K.wordViews, field)) or 0
+    redis.call('ZADD', KEYS[i], num(1000 * value * clicks / math.max(views, 1) - ecpm), id)
+  end
+end
+return 1

@@ -1,0 +1,48 @@
+-- recordClick: the book's record_click, counting once. The targeting must be known, at most 15 minutes old and
+-- of this ad; its first click (or, with `action`, its first action) counts: a click as a click, an action as an
+-- action (never a click), for the ad, its type and each word the targeting matched. A click on a CPC ad, an
+-- action on a CPA ad, is charged to an ad within its budgets and makes it due to be learned again.
+-- Returns 1 when counted, 0 when not; STATUS.WRONG_DAY when ARGV[4] is not today.
+--- @include lib/ads
+local K = {
+  targetings = KEYS[1], types = KEYS[2], values = KEYS[3], clicks = KEYS[4], actions = KEYS[5], spent = KEYS[6],
+  budgets = KEYS[7], dailyBudgets = KEYS[8], daily = KEYS[9], typeStats = KEYS[10], wordClicks = KEYS[11],
+  wordActions = KEYS[12], learnPending = KEYS[13], queueReady = KEYS[14], queueDelayed = KEYS[15],
+}
+local nonce, id, action, day, task = ARGV[1], ARGV[2], ARGV[3] == '1', tonumber(ARGV[4]), ARGV[5]
+local TARGETING_MS = 900000
+
+local now = nowMs()
+if dayOf(now) ~= day then
+  return STATUS.WRONG_DAY
+end
+local targeting = redis.call('HGET', K.targetings, nonce)
+if not targeting then
+  return 0
+end
+local ad, at, words = string.match(targeting, '^(%S+) (%d+) ?(.*)$')
+local adType = redis.call('HGET', K.types, id)
+if ad ~= id or now - tonumber(at) > TARGETING_MS or not adType then
+  return 0
+end
+local event = 'clicks'
+if action then
+  event = 'actions'
+end
+if redis.call('HSETNX', K.targetings, nonce .. ':' .. string.sub(event, 1, 1), 1) == 0 then
+  return 0
+end
+redis.call('HINCRBY', K[event], id, 1)
+redis.call('HINCRBY', K.typeStats, adType .. ':' .. event, 1)
+local wordEvents = K.wordClicks
+if action then
+  wordEvents = K.wordActions
+end
+for word in string.gmatch(words, '%S+') do
+  redis.call('HINCRBY', wordEvents, id .. ' ' .. word, 1)
+end
+if event == eventsOf(adType) and adType ~= 'CPM' then
+  charge(K, id, tonumber(redis.call('HGET', K.values, id)), now)
+  dueToLearn(K, id, task, now)
+end
+return 1

@@ -1,0 +1,26 @@
+/** The ads domain: ads indexed by admins, targeted for anyone's pages, learning from clicks in worker tasks. */
+import DataLoader from 'dataloader';
+import { ADS_QUEUE, adKeys } from '../../redis/ads/keys.js';
+import type { QueueService } from '../coordination/queues.js';
+import type { Base, Domain } from '../shared/domain.js';
+import { AdService, LEARN_ADS, type Ad } from './ads.js';
+
+export interface AdLoaders {
+  /** An ad, null when there is none: one pipeline per batch. */
+  ads: DataLoader<string, Ad | null>;
+}
+
+export function createAds(
+  { redis, space, config, log }: Base,
+  { queues }: { queues: QueueService },
+): Domain<{ ads: AdService }, AdLoaders> {
+  const ads = new AdService(redis, adKeys(space), queues, config.ads, log);
+  return {
+    services: { ads },
+    loaders: () => ({ ads: new DataLoader((ids) => ads.ads(ids)) }),
+    // one learning task at a time: each learns every pending ad
+    handlers: [
+      { queue: ADS_QUEUE, name: LEARN_ADS, concurrency: 1, run: (_args, { signal }) => ads.learnPending(signal) },
+    ],
+  };
+}
