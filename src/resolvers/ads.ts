@@ -1,6 +1,8 @@
 /**
  * Ads: admins index, list and read them; anyone (signed in or not) gets an ad for a page and records its clicks.
  * What an ad earns and spends (its value, eCPM, counts and budgets) is an admin's to see, wherever it is selected.
+ * An Ad is resolved from its id; its other fields load it through the operation's DataLoader, so `ad { id }`
+ * reads nothing more.
  */
 import type { Context } from '../context.js';
 import { notFound } from '../errors.js';
@@ -9,7 +11,12 @@ import { requireAdmin, requireAdminField } from './auth.js';
 
 type Optional<T> = { [K in keyof T]?: T[K] | null };
 
-export const ad = async (_root: unknown, args: { id: string }, ctx: Context): Promise<Ad | null> => {
+/** What an Ad field resolves from. */
+export interface AdRef {
+  id: string;
+}
+
+export const ad = async (_root: unknown, args: { id: string }, ctx: Context): Promise<AdRef | null> => {
   await requireAdmin(ctx);
   return ctx.loaders.ads.load(parseAdId(args.id));
 };
@@ -18,7 +25,7 @@ export const ads = async (
   _root: unknown,
   args: Optional<{ first: number; after: string }>,
   ctx: Context,
-): Promise<Ad[]> => {
+): Promise<AdRef[]> => {
   await requireAdmin(ctx);
   const ids = await ctx.services.ads.list(args.first ?? 50, args.after ?? null);
   return (await ctx.loaders.ads.loadMany(ids)).filter((a): a is Ad => {
@@ -27,7 +34,7 @@ export const ads = async (
   });
 };
 
-export const indexAd = async (_root: unknown, args: { input: AdInput }, ctx: Context): Promise<Ad> => {
+export const indexAd = async (_root: unknown, args: { input: AdInput }, ctx: Context): Promise<AdRef> => {
   await requireAdmin(ctx);
   const indexed = await ctx.services.ads.indexAd(args.input);
   ctx.loaders.ads.clear(indexed.id).prime(indexed.id, indexed);
@@ -48,11 +55,7 @@ export const targetAd = (
 ): Promise<AdTarget | null> =>
   ctx.services.ads.targetAd(viewerOf(ctx.viewer?.username ?? null, ctx.address), args.locations, args.content ?? null);
 
-export const targetedAd = async (target: AdTarget, _args: unknown, ctx: Context): Promise<Ad> => {
-  const found = await ctx.loaders.ads.load(target.adId);
-  if (!found) throw notFound(`ad "${target.adId}"`); // deleted since it was picked
-  return found;
-};
+export const targetedAd = (target: AdTarget): AdRef => ({ id: target.adId });
 
 export const recordClick = (
   _root: unknown,
@@ -60,10 +63,20 @@ export const recordClick = (
   ctx: Context,
 ): Promise<boolean> => ctx.services.ads.recordClick(args.targetingId, args.adId, args.action ?? false);
 
-/** An admin-only field of an ad. */
-export const adminOnly =
+/** A field of an ad, loaded; NOT_FOUND when the ad was deleted since it was named. */
+export const adField =
   <K extends keyof Ad>(field: K) =>
-  async (a: Ad, _args: unknown, ctx: Context): Promise<Ad[K]> => {
-    await requireAdminField(ctx);
-    return a[field];
+  async (ref: AdRef, _args: unknown, ctx: Context): Promise<Ad[K]> => {
+    const loaded = await ctx.loaders.ads.load(ref.id);
+    if (!loaded) throw notFound(`ad "${ref.id}"`);
+    return loaded[field];
   };
+
+/** The same for an admin-only field. */
+export const adminField = <K extends keyof Ad>(field: K) => {
+  const load = adField(field);
+  return async (ref: AdRef, args: unknown, ctx: Context): Promise<Ad[K]> => {
+    await requireAdminField(ctx);
+    return load(ref, args, ctx);
+  };
+};

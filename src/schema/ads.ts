@@ -1,11 +1,11 @@
 import * as resolvers from '../resolvers/ads.js';
+import type { AdRef } from '../resolvers/ads.js';
 import {
   AD_CONTENT_MAX_CHARS,
   AD_TYPES,
   ADS_PAGE_MAX,
   LOCATION_MAX_CHARS,
   LOCATIONS_MAX,
-  type Ad,
   type AdTarget,
   type AdType,
 } from '../services/ads/ads.js';
@@ -44,27 +44,33 @@ const AdInputType = builder.inputType('AdInput', {
 
 const ADMIN = ' Admins only (FORBIDDEN for others).';
 
-const AdObject = builder.objectRef<Ad>('Ad').implement({
+const AdObject = builder.objectRef<AdRef>('Ad').implement({
   description: 'An ad. What it earns and spends is for admins only.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    type: t.field({ type: AdTypeType, resolve: (a) => a.type }),
-    locations: t.exposeStringList('locations'),
-    terms: t.exposeStringList('terms', { description: 'The words of its content that earn bonuses.' }),
-    value: t.float({ description: `Its price.${ADMIN}`, resolve: resolvers.adminOnly('value') }),
+    type: t.field({ type: AdTypeType, resolve: resolvers.adField('type') }),
+    locations: t.stringList({ resolve: resolvers.adField('locations') }),
+    terms: t.stringList({
+      description: 'The words of its content that earn bonuses.',
+      resolve: resolvers.adField('terms'),
+    }),
+    value: t.float({ description: `Its price.${ADMIN}`, resolve: resolvers.adminField('value') }),
     ecpm: t.float({
       description: `Its learned eCPM, without word bonuses.${ADMIN}`,
-      resolve: resolvers.adminOnly('ecpm'),
+      resolve: resolvers.adminField('ecpm'),
     }),
-    views: t.int({ description: ADMIN.trim(), resolve: resolvers.adminOnly('views') }),
-    clicks: t.int({ description: ADMIN.trim(), resolve: resolvers.adminOnly('clicks') }),
-    actions: t.int({ description: ADMIN.trim(), resolve: resolvers.adminOnly('actions') }),
-    spent: t.float({ description: `The price of every event charged.${ADMIN}`, resolve: resolvers.adminOnly('spent') }),
-    budget: t.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adminOnly('budget') }),
-    dailyBudget: t.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adminOnly('dailyBudget') }),
+    views: t.int({ description: ADMIN.trim(), resolve: resolvers.adminField('views') }),
+    clicks: t.int({ description: ADMIN.trim(), resolve: resolvers.adminField('clicks') }),
+    actions: t.int({ description: ADMIN.trim(), resolve: resolvers.adminField('actions') }),
+    spent: t.float({
+      description: `The price of every event charged.${ADMIN}`,
+      resolve: resolvers.adminField('spent'),
+    }),
+    budget: t.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adminField('budget') }),
+    dailyBudget: t.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adminField('dailyBudget') }),
     exhausted: t.boolean({
       description: `Its budget or today's is spent: it does not serve.${ADMIN}`,
-      resolve: resolvers.adminOnly('exhausted'),
+      resolve: resolvers.adminField('exhausted'),
     }),
   }),
 });

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { pairs } from '../../src/services/shared/replies.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, postGraphQL, prefixMemory, startTestApp } from '../support/app.js';
 
@@ -160,6 +161,57 @@ describe('learning', () => {
     await a.t.redis.hset(bucket, nonce, [ad, Number(at) - 16 * 60_000, ...words].join(' '));
     expect(await a.click(old.targetingId, 'once')).toBe(false);
     expect((await a.ads())['once']!.clicks).toBe(1);
+  });
+});
+
+describe('the pick', () => {
+  it("equals the book's arithmetic done in full, after learning has given ads many different bonuses", async () => {
+    // exploration spreads views and clicks over every ad while they learn; the pick is then checked without it
+    const a = await adsApp({ ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '0' });
+    const checker = await startTestApp({
+      KEY_PREFIX: a.t.config.keyPrefix,
+      ADS_EXPLORATION: 'off',
+      ADS_FREQUENCY_CAP: '0',
+    });
+    let seed = 5;
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const vocabulary = ['red', 'green', 'blue', 'cyan', 'pink', 'gold'];
+    const some = (n: number) => vocabulary.filter(() => random() < n / vocabulary.length).join(' ');
+    // every ad has every word; pages about ad i's favourite word, vocabulary[i], earn it far more clicks
+    for (let i = 0; i < vocabulary.length; i++)
+      await a.index({ id: `p${i}`, locations: ['Pick'], content: vocabulary.join(' '), type: 'CPC', value: 1 });
+    for (let i = 0; i < 900; i++) {
+      const page = (await a.target(['Pick'], some(1.5)))!;
+      const favourite = vocabulary[Number(page.ad.id.slice(1))]!;
+      if (random() < (page.matchedTerms.includes(favourite) ? 0.3 : 0.03)) await a.click(page.targetingId, page.ad.id);
+    }
+    await a.worker.stop(1000); // what follows reads bonuses that no learning changes any more
+    const prefix = `${a.t.config.keyPrefix}ads:{ads}:`;
+    const ecpm = Object.fromEntries(pairs(await a.t.redis.zrange(`${prefix}ecpm`, '0', '-1', 'WITHSCORES')));
+    const distinctBonuses = new Set<number>();
+    for (let i = 0; i < 60; i++) {
+      const words = [...new Set(some(3).split(' ').filter(Boolean))];
+      const expected = await Promise.all(
+        Object.keys(ecpm).map(async (id) => {
+          const bonuses = (await Promise.all(words.map((w) => a.t.redis.zscore(`${prefix}word:${w}`, id))))
+            .filter((b) => b !== null)
+            .map(Number);
+          bonuses.forEach((b) => distinctBonuses.add(b));
+          const score = bonuses.length
+            ? ecpm[id]! + 0.5 * Math.min(...bonuses) + 0.5 * Math.max(...bonuses)
+            : ecpm[id]!;
+          return { id, score };
+        }),
+      );
+      expected.sort((x, y) => y.score - x.score || (x.id < y.id ? 1 : -1));
+      const r = await checker.gql<{ targetAd: Target }>(TARGET, { l: ['Pick'], c: words.join(' ') });
+      const page = r.data!.targetAd;
+      expect({ id: page.ad.id, ecpm: page.ecpm }, words.join(' ')).toEqual({
+        id: expected[0]!.id,
+        ecpm: expected[0]!.score,
+      });
+    }
+    expect(distinctBonuses.size).toBeGreaterThan(10);
   });
 });
 

@@ -29,7 +29,7 @@ export async function readAdState(redis: RedisClient, k: AdKeys, id: string): Pr
 }
 
 /** The columns of per-ad attributes and counts, which deleting an ad clears. */
-const COLUMNS = ['types', 'values', 'budgets', 'dailyBudgets', 'views', 'clicks', 'actions', 'spent'] as const;
+const COLUMNS = ['profiles', 'budgets', 'dailyBudgets', 'views', 'clicks', 'actions', 'events', 'spent'] as const;
 
 /** Creates or replaces ad `id` read at version `expected`; its new version, or CHANGED. */
 export async function indexAd(
@@ -55,13 +55,11 @@ export async function indexAd(
       k.ids,
       k.meta(a.id),
       k.ecpm,
-      k.types,
-      k.values,
+      k.profiles,
       k.budgets,
       k.dailyBudgets,
       k.views,
-      k.clicks,
-      k.actions,
+      k.events,
       k.typeStats,
       k.vocabulary,
       k.wordViews,
@@ -134,11 +132,9 @@ export async function learnAd(
       k.learnPending,
       k.meta(a.id),
       k.ecpm,
-      k.types,
-      k.values,
+      k.profiles,
       k.views,
-      k.clicks,
-      k.actions,
+      k.events,
       k.typeStats,
       k.wordViews,
       k.wordClicks,
@@ -187,15 +183,16 @@ export async function readAds(
     if (err) throw err;
     return reply as (string | null)[];
   });
-  const [types, values, budgets, dailyBudgets, views, clicks, actions, spent, daily, ecpm] = replies;
+  const [profiles, budgets, dailyBudgets, views, clicks, actions, , spent, daily, ecpm] = replies;
   const number = (xs: (string | null)[] | undefined, i: number) => Number(xs![i] ?? 0);
   const optional = (xs: (string | null)[] | undefined, i: number) => (xs![i] == null ? null : Number(xs![i]));
   return ids.map((_id, i) => {
     const [locations, terms] = replies[COLUMNS.length + 2 + i]!;
-    if (!types![i] || locations == null) return null;
+    const profile = profiles![i]?.split(' ');
+    if (!profile || locations == null) return null;
     return {
-      type: types![i] as AdType,
-      value: number(values, i),
+      type: profile[0] as AdType,
+      value: Number(profile[1]),
       ecpm: number(ecpm, i),
       locations: JSON.parse(locations) as string[],
       terms: terms ? terms.split(' ') : [],
@@ -247,11 +244,9 @@ export async function targetAd(
     redis,
     [
       k.ecpm,
-      k.types,
-      k.values,
+      k.profiles,
       k.views,
-      k.clicks,
-      k.actions,
+      k.events,
       k.spent,
       k.budgets,
       k.dailyBudgets,
@@ -285,10 +280,10 @@ export async function recordClick(
     redis,
     [
       k.targetings(a.minute),
-      k.types,
-      k.values,
+      k.profiles,
       k.clicks,
       k.actions,
+      k.events,
       k.spent,
       k.budgets,
       k.dailyBudgets,

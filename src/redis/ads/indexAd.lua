@@ -5,12 +5,12 @@
 -- Returns the new version.
 --- @include lib/ads
 local K = {
-  ids = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], types = KEYS[4], values = KEYS[5], budgets = KEYS[6],
-  dailyBudgets = KEYS[7], views = KEYS[8], clicks = KEYS[9], actions = KEYS[10], typeStats = KEYS[11],
-  vocabulary = KEYS[12], wordViews = KEYS[13], wordClicks = KEYS[14], wordActions = KEYS[15],
-  learnPending = KEYS[16], queueReady = KEYS[17], queueDelayed = KEYS[18], version = KEYS[19],
+  ids = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], profiles = KEYS[4], budgets = KEYS[5], dailyBudgets = KEYS[6],
+  views = KEYS[7], events = KEYS[8], typeStats = KEYS[9], vocabulary = KEYS[10], wordViews = KEYS[11],
+  wordClicks = KEYS[12], wordActions = KEYS[13], learnPending = KEYS[14], queueReady = KEYS[15],
+  queueDelayed = KEYS[16], version = KEYS[17],
 }
-local FIXED = 19
+local FIXED = 17
 local id, expected, adType, value, budget, dailyBudget, locations, task =
   ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 -- KEYS after FIXED: the new locations' sets, the new words' sets, the dropped locations', the dropped words';
@@ -44,8 +44,7 @@ for i = 1, nDroppedWords do
   dropWord(K, id, KEYS[key], ARGV[12 + nWords + i])
 end
 
-redis.call('HSET', K.types, id, adType)
-redis.call('HSET', K.values, id, num(value))
+writeProfile(K, id, adType, value, FIXED + nLocations + 1, FIXED + nLocations + nWords)
 for _, limit in ipairs({ { K.budgets, budget }, { K.dailyBudgets, dailyBudget } }) do
   if limit[2] == '' then
     redis.call('HDEL', limit[1], id)

@@ -27,15 +27,20 @@ export function adKeys(space: Keyspace) {
     version: k('version'),
     /** sorted set: ad id → its learned eCPM (the book's idx:ad:value:) */
     ecpm: k('ecpm'),
-    /** hashes, ad id → the attribute: type (CPC, CPA, CPM), value, total budget, daily budget */
-    types: k('types'),
-    values: k('values'),
+    /**
+     * hash, ad id → "<type> <value> <low> <high>": low and high are the lowest and the highest of 0 and the ad's
+     * word bonuses, what a page's words can add to its eCPM at least and at most
+     */
+    profiles: k('profiles'),
+    /** hashes, ad id → its total budget, its daily budget (absent: none) */
     budgets: k('budgets'),
     dailyBudgets: k('dailyBudgets'),
-    /** hashes, ad id → a count: views, clicks, actions; spent (the price of every event charged) */
+    /** hashes, ad id → a count: views, clicks, actions, events (what its eCPM learns from: clicks, actions for CPA) */
     views: k('views'),
     clicks: k('clicks'),
     actions: k('actions'),
+    events: k('events'),
+    /** hash, ad id → the price of every event charged to it */
     spent: k('spent'),
     /** hash, ad id → spent on UTC day `day` (days since 1970); lives two days */
     daily: (day: number) => k('daily', String(day)),

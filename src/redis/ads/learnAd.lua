@@ -1,15 +1,15 @@
 -- learnAd: the book's update_cpms for one ad, reading the counters that views, clicks and actions write: its
 -- type's clicks (actions) per 1,000 views, then, for CPC and CPA ads, the ad's eCPM once it has an event, and the
--- bonus of each of its words that has one (the word's eCPM less the ad's). The ad leaves the pending set.
+-- bonus of each of its words that has one (the word's eCPM less the ad's), and the range of its bonuses. The ad
+-- leaves the pending set.
 -- Refuses with STATUS.CHANGED when its version is not `expected` (the caller read its words of that version).
 -- Returns 1, or 0 when the ad is gone.
 --- @include lib/ads
 local K = {
-  learnPending = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], types = KEYS[4], values = KEYS[5], views = KEYS[6],
-  clicks = KEYS[7], actions = KEYS[8], typeStats = KEYS[9], wordViews = KEYS[10], wordClicks = KEYS[11],
-  wordActions = KEYS[12],
+  learnPending = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], profiles = KEYS[4], views = KEYS[5], events = KEYS[6],
+  typeStats = KEYS[7], wordViews = KEYS[8], wordClicks = KEYS[9], wordActions = KEYS[10],
 }
-local FIXED = 12 -- then the sets of the ad's words, which are ARGV[3 ..]
+local FIXED = 10 -- then the sets of the ad's words, which are ARGV[3 ..]
 local id, expected = ARGV[1], ARGV[2]
 
 if (redis.call('HGET', K.meta, 'ver') or '0') ~= expected then
@@ -19,7 +19,7 @@ redis.call('SREM', K.learnPending, id)
 if expected == '0' then
   return 0
 end
-local adType, value = redis.call('HGET', K.types, id), tonumber(redis.call('HGET', K.values, id))
+local adType, value = readProfile(K, id)
 local which = eventsOf(adType)
 local typeViews = tonumber(redis.call('HGET', K.typeStats, adType .. ':views'))
 local typeEvents = tonumber(redis.call('HGET', K.typeStats, adType .. ':' .. which))
@@ -28,7 +28,7 @@ redis.call('HSET', K.typeStats, adType .. ':avg', num(1000 * (typeEvents or 1) /
 if adType == 'CPM' then
   return 1
 end
-local events = tonumber(redis.call('HGET', K[which], id)) or 0
+local events = tonumber(redis.call('HGET', K.events, id)) or 0
 local ecpm = tonumber(redis.call('ZSCORE', K.ecpm, id))
 if events >= 1 then
   ecpm = adEcpm(K, id, adType, value)
@@ -46,4 +46,5 @@ for i = FIXED + 1, #KEYS do
     redis.call('ZADD', KEYS[i], num(1000 * value * clicks / math.max(views, 1) - ecpm), id)
   end
 end
+writeProfile(K, id, adType, value, FIXED + 1, #KEYS)
 return 1

@@ -5,7 +5,7 @@
 -- Returns 1 when counted, 0 when not; STATUS.WRONG_DAY when ARGV[4] is not today.
 --- @include lib/ads
 local K = {
-  targetings = KEYS[1], types = KEYS[2], values = KEYS[3], clicks = KEYS[4], actions = KEYS[5], spent = KEYS[6],
+  targetings = KEYS[1], profiles = KEYS[2], clicks = KEYS[3], actions = KEYS[4], events = KEYS[5], spent = KEYS[6],
   budgets = KEYS[7], dailyBudgets = KEYS[8], daily = KEYS[9], typeStats = KEYS[10], wordClicks = KEYS[11],
   wordActions = KEYS[12], learnPending = KEYS[13], queueReady = KEYS[14], queueDelayed = KEYS[15],
 }
@@ -21,7 +21,7 @@ if not targeting then
   return 0
 end
 local ad, at, words = string.match(targeting, '^(%S+) (%d+) ?(.*)$')
-local adType = redis.call('HGET', K.types, id)
+local adType, value = readProfile(K, id)
 if ad ~= id or now - tonumber(at) > TARGETING_MS or not adType then
   return 0
 end
@@ -41,8 +41,11 @@ end
 for word in string.gmatch(words, '%S+') do
   redis.call('HINCRBY', wordEvents, id .. ' ' .. word, 1)
 end
-if event == eventsOf(adType) and adType ~= 'CPM' then
-  charge(K, id, tonumber(redis.call('HGET', K.values, id)), now)
-  dueToLearn(K, id, task, now)
+if event == eventsOf(adType) then
+  redis.call('HINCRBY', K.events, id, 1)
+  if adType ~= 'CPM' then
+    charge(K, id, value, now)
+    dueToLearn(K, id, task, now)
+  end
 end
 return 1

@@ -5,17 +5,20 @@
 -- candidate that the viewer has not seen `cap` times today and whose budgets are not spent is picked; its view is
 -- recorded (per word of the page it has, per viewer, per type; a CPM ad is charged), with the targeting, which
 -- lives 15 minutes; every 100th view of an ad makes it due to be learned again.
+-- What the page's words add to an ad lies between the lowest and the highest of 0 and its bonuses (its profile),
+-- so candidates are taken by their highest possible score and an ad's words are looked up only while it could
+-- still win: an ad that learned no bonus costs no lookup at all.
 -- Returns {ad id, eCPM on this page, 1 when exploring changed the pick (else 0), matched words...}, {} when no ad
 -- serves; STATUS.WRONG_DAY when ARGV[1] is not today.
 --- @include lib/ads
 --- @include lib/chunks
 local K = {
-  ecpm = KEYS[1], types = KEYS[2], values = KEYS[3], views = KEYS[4], clicks = KEYS[5], actions = KEYS[6],
-  spent = KEYS[7], budgets = KEYS[8], dailyBudgets = KEYS[9], daily = KEYS[10], typeStats = KEYS[11],
-  seen = KEYS[12], targetings = KEYS[13], vocabulary = KEYS[14], wordViews = KEYS[15], learnPending = KEYS[16],
-  queueReady = KEYS[17], queueDelayed = KEYS[18],
+  ecpm = KEYS[1], profiles = KEYS[2], views = KEYS[3], events = KEYS[4], spent = KEYS[5], budgets = KEYS[6],
+  dailyBudgets = KEYS[7], daily = KEYS[8], typeStats = KEYS[9], seen = KEYS[10], targetings = KEYS[11],
+  vocabulary = KEYS[12], wordViews = KEYS[13], learnPending = KEYS[14], queueReady = KEYS[15],
+  queueDelayed = KEYS[16],
 }
-local FIXED = 18 -- then the locations' sets, then the sets of the page's words (which are ARGV[8 ..])
+local FIXED = 16 -- then the locations' sets, then the sets of the page's words (which are ARGV[8 ..])
 local day, nonce, cap, explore, seed, task, nLocations =
   tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local TARGETINGS_TTL = 1020 -- seconds: a minute's targetings live 15 minutes after its end, and a margin
@@ -25,62 +28,70 @@ if dayOf(now) ~= day then
   return STATUS.WRONG_DAY
 end
 
+-- The candidates, with their eCPMs and profiles.
 local candidates = redis.call('SUNION', unpack(KEYS, FIXED + 1, FIXED + nLocations))
-local score, isCandidate = {}, {}
+local ranked, ecpm = {}, {}
 inChunks(#candidates, function(first, last)
-  local ecpms = redis.call('ZMSCORE', K.ecpm, unpack(candidates, first, last))
+  local scores = redis.call('ZMSCORE', K.ecpm, unpack(candidates, first, last))
   for j = first, last do
-    score[candidates[j]] = tonumber(ecpms[j - first + 1])
-    isCandidate[candidates[j]] = true
+    if scores[j - first + 1] then
+      ranked[#ranked + 1] = candidates[j]
+      ecpm[candidates[j]] = tonumber(scores[j - first + 1])
+    end
   end
 end)
-
--- Word bonuses: the smallest and the largest of each candidate's, over the page's words it has.
-local low, high, pageWords = {}, {}, {}
-local nWords = #ARGV - 7
-local function bonus(id, b)
-  b = tonumber(b)
-  if low[id] == nil or b < low[id] then
-    low[id] = b
-  end
-  if high[id] == nil or b > high[id] then
-    high[id] = b
-  end
+if #ranked == 0 then
+  return {}
 end
-inChunks(nWords, function(first, last)
+local function column(name)
+  local values = {}
+  inChunks(#ranked, function(first, last)
+    local reply = redis.call('HMGET', K[name], unpack(ranked, first, last))
+    for j = first, last do
+      values[ranked[j]] = reply[j - first + 1]
+    end
+  end)
+  return values
+end
+local adType, value, low, high = {}, {}, {}, {}
+for id, profile in pairs(column('profiles')) do
+  adType[id], value[id], low[id], high[id] = parseProfile(profile)
+end
+
+-- The page's words that some ad has, and what they add to one ad: its smallest and largest bonus among them.
+local pageWords = {}
+inChunks(#ARGV - 7, function(first, last)
   local known = redis.call('SMISMEMBER', K.vocabulary, unpack(ARGV, 7 + first, 7 + last))
   for i = first, last do
     if known[i - first + 1] == 1 then
-      local wordKey = KEYS[FIXED + nLocations + i]
       pageWords[#pageWords + 1] = i
-      if redis.call('ZCARD', wordKey) <= #candidates then
-        local entries = redis.call('ZRANGE', wordKey, 0, -1, 'WITHSCORES')
-        for j = 1, #entries, 2 do
-          if isCandidate[entries[j]] then
-            bonus(entries[j], entries[j + 1])
-          end
-        end
-      else
-        inChunks(#candidates, function(a, b)
-          local found = redis.call('ZMSCORE', wordKey, unpack(candidates, a, b))
-          for j = a, b do
-            if found[j - a + 1] then
-              bonus(candidates[j], found[j - a + 1])
-            end
-          end
-        end)
-      end
     end
   end
 end)
-local ranked = {}
-for _, id in ipairs(candidates) do
-  if score[id] then
-    if low[id] then
-      score[id] = score[id] + 0.5 * low[id] + 0.5 * high[id]
+local matchedOf, lowOf, highOf = {}, {}, {}
+local function lookUp(id)
+  if matchedOf[id] == nil then
+    matchedOf[id] = {}
+    for _, i in ipairs(pageWords) do
+      local bonus = redis.call('ZSCORE', KEYS[FIXED + nLocations + i], id)
+      if bonus then
+        bonus = tonumber(bonus)
+        table.insert(matchedOf[id], i)
+        lowOf[id], highOf[id] = math.min(lowOf[id] or bonus, bonus), math.max(highOf[id] or bonus, bonus)
+      end
     end
-    ranked[#ranked + 1] = id
   end
+end
+-- An ad's score on this page from `base` (the book's base * 1 + min * .5 + max * .5).
+local function onPage(id, base)
+  if low[id] == 0 and high[id] == 0 then
+    return base -- every bonus it has is 0
+  end
+  lookUp(id)
+  if lowOf[id] == nil then
+    return base
+  end
+  return base + 0.5 * lowOf[id] + 0.5 * highOf[id]
 end
 
 -- Whether the viewer may see an ad (its cap) and the ad may serve (its budgets), asked once per ad.
@@ -91,34 +102,34 @@ local function servable(id)
   end
   return allowed[id]
 end
--- The first servable ad by `by`, highest first; ties go to the greater id (the book's ZREVRANGE).
-local function best(by)
-  table.sort(ranked, function(a, b)
-    if by[a] ~= by[b] then
-      return by[a] > by[b]
+-- The servable ad of the highest score from `base`, ties to the greater id (the book's ZREVRANGE), and its score.
+-- Candidates come by their highest possible score; the search stops when none left could beat the best found.
+local function best(base)
+  local done, top, topScore = {}, nil, nil
+  while true do
+    local next, bound
+    for _, id in ipairs(ranked) do
+      if not done[id] then
+        local b = base[id] + high[id]
+        if next == nil or b > bound or (b == bound and id > next) then
+          next, bound = id, b
+        end
+      end
     end
-    return a > b
-  end)
-  for _, id in ipairs(ranked) do
-    if servable(id) then
-      return id
+    if next == nil or (top and (bound < topScore or (bound == topScore and next < top))) then
+      return top, topScore
+    end
+    done[next] = true
+    local s = onPage(next, base[next])
+    if (top == nil or s > topScore or (s == topScore and next > top)) and servable(next) then
+      top, topScore = next, s
     end
   end
 end
 
-local picked = best(score)
+local picked, score = best(ecpm)
 if not picked then
   return {}
-end
-local column = {}
-local function read(name)
-  column[name] = {}
-  inChunks(#ranked, function(first, last)
-    local values = redis.call('HMGET', K[name], unpack(ranked, first, last))
-    for j = first, last do
-      column[name][ranked[j]] = values[j - first + 1]
-    end
-  end)
 end
 local explored = 0
 if explore then
@@ -128,8 +139,16 @@ if explore then
     seed = (seed * 16807) % 2147483647
     return seed / 2147483647
   end
-  local function normal()
-    return math.sqrt(-2 * math.log(uniform())) * math.cos(2 * math.pi * uniform())
+  local spare
+  local function normal() -- Box and Muller's pair, the second kept for the next call
+    if spare then
+      local z = spare
+      spare = nil
+      return z
+    end
+    local r, t = math.sqrt(-2 * math.log(uniform())), 2 * math.pi * uniform()
+    spare = r * math.sin(t)
+    return r * math.cos(t)
   end
   local function gamma(shape) -- Marsaglia and Tsang, for a shape of at least 1
     local d = shape - 1 / 3
@@ -147,54 +166,44 @@ if explore then
       end
     end
   end
-  for _, name in ipairs({ 'types', 'values', 'views', 'clicks', 'actions' }) do
-    read(name)
-  end
-  local prior = {}
-  local sampled = {}
+  local views, events = column('views'), column('events')
+  local prior, sampled = {}, {}
   for _, id in ipairs(ranked) do
-    local adType = column.types[id]
-    if adType == 'CPM' then
-      sampled[id] = score[id]
+    local t = adType[id]
+    if t == 'CPM' then
+      sampled[id] = ecpm[id]
     else
-      prior[adType] = prior[adType] or math.max(1000 / typeAverage(K, adType) - 1, 1)
-      local events = tonumber(column[eventsOf(adType)][id]) or 0
-      local misses = math.max((tonumber(column.views[id]) or 0) - events, 0)
-      local x = gamma(1 + events)
-      local rate = x / (x + gamma(prior[adType] + misses))
-      sampled[id] = 1000 * tonumber(column.values[id]) * rate
-      if low[id] then
-        sampled[id] = sampled[id] + 0.5 * low[id] + 0.5 * high[id]
-      end
+      prior[t] = prior[t] or math.max(1000 / typeAverage(K, t) - 1, 1)
+      local hits = tonumber(events[id]) or 0
+      local x = gamma(1 + hits)
+      sampled[id] = 1000 * value[id] * x / (x + gamma(prior[t] + math.max((tonumber(views[id]) or 0) - hits, 0)))
     end
   end
   local choice = best(sampled)
   if choice ~= picked then
-    picked, explored = choice, 1
+    picked, score, explored = choice, onPage(choice, ecpm[choice]), 1
   end
 end
 
 -- The view, as the book's record_targeting_result counts it, and the targeting that a click names.
-local adType = redis.call('HGET', K.types, picked)
-local views = redis.call('HINCRBY', K.views, picked, 1)
-redis.call('HINCRBY', K.typeStats, adType .. ':views', 1)
+local viewsNow = redis.call('HINCRBY', K.views, picked, 1)
+redis.call('HINCRBY', K.typeStats, adType[picked] .. ':views', 1)
+lookUp(picked)
 local matched = {}
-for _, i in ipairs(pageWords) do
-  if redis.call('ZSCORE', KEYS[FIXED + nLocations + i], picked) then
-    matched[#matched + 1] = ARGV[7 + i]
-    redis.call('HINCRBY', K.wordViews, picked .. ' ' .. ARGV[7 + i], 1)
-  end
+for _, i in ipairs(matchedOf[picked]) do
+  matched[#matched + 1] = ARGV[7 + i]
+  redis.call('HINCRBY', K.wordViews, picked .. ' ' .. ARGV[7 + i], 1)
 end
 if cap > 0 then
   redis.call('HINCRBY', K.seen, picked, 1)
   redis.call('EXPIRE', K.seen, secondsAfterDay(day, now))
 end
-if adType == 'CPM' then
-  charge(K, picked, tonumber(redis.call('HGET', K.values, picked)) / 1000, now)
+if adType[picked] == 'CPM' then
+  charge(K, picked, value[picked] / 1000, now)
 end
 redis.call('HSET', K.targetings, nonce, picked .. ' ' .. now .. ' ' .. table.concat(matched, ' '))
 redis.call('EXPIRE', K.targetings, TARGETINGS_TTL)
-if views % 100 == 0 then
+if viewsNow % 100 == 0 then
   dueToLearn(K, picked, task, now)
 end
-return { picked, num(score[picked]), explored, unpack(matched) }
+return { picked, num(score), explored, unpack(matched) }

@@ -24,18 +24,41 @@ local function eventsOf(adType)
   return 'clicks'
 end
 
+-- An ad's profile (`profiles` column): its type, its value, and the lowest and highest of 0 and its word bonuses,
+-- which bound what the page's words can add to its eCPM (see targetAd). Nil for an ad that does not exist.
+local function parseProfile(profile)
+  local adType, value, low, high = string.match(profile, '^(%u+) (%S+) (%S+) (%S+)$')
+  return adType, tonumber(value), tonumber(low), tonumber(high)
+end
+local function readProfile(K, id)
+  local profile = redis.call('HGET', K.profiles, id)
+  if profile then
+    return parseProfile(profile)
+  end
+end
+-- Writes it, the bonus range read from the ad's word sets KEYS[from .. to].
+local function writeProfile(K, id, adType, value, from, to)
+  local low, high = 0, 0
+  for i = from, to do
+    local bonus = tonumber(redis.call('ZSCORE', KEYS[i], id))
+    low, high = math.min(low, bonus), math.max(high, bonus)
+  end
+  redis.call('HSET', K.profiles, id, adType .. ' ' .. num(value) .. ' ' .. num(low) .. ' ' .. num(high))
+end
+
 -- The book's AVERAGE_PER_1K of a type: its clicks (actions) per 1,000 views, 1 until it was learned.
 local function typeAverage(K, adType)
   return tonumber(redis.call('HGET', K.typeStats, adType .. ':avg')) or 1
 end
 
 -- The book's eCPM of an ad (to_ecpm): a CPM ad's value; a CPC or CPA ad's 1000 * value * events / views once it
--- has an event, else its value at the type's average (index_ad's 1000 * value * average / 1000).
+-- has an event (`events`: its clicks, or actions for CPA), else its value at the type's average (index_ad's
+-- 1000 * value * average / 1000).
 local function adEcpm(K, id, adType, value)
   if adType == 'CPM' then
     return value
   end
-  local events = tonumber(redis.call('HGET', K[eventsOf(adType)], id)) or 0
+  local events = tonumber(redis.call('HGET', K.events, id)) or 0
   if events < 1 then
     return value * typeAverage(K, adType)
   end
