@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { pairs } from '../../src/services/shared/replies.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, postGraphQL, prefixMemory, startTestApp } from '../support/app.js';
+import { readmeOperations } from '../support/readme.js';
 
 const CONTENT = 'this is some random content, look at how it is indexed.';
 const INDEX = `mutation($input: AdInput!) { indexAd(input: $input) { id type value ecpm locations terms } }`;
@@ -306,5 +307,29 @@ describe('ads beside documents, and what an ad is made of', () => {
     expect(codeOf(await a.t.gql(TARGET, { l: ['L'], c: 'z'.repeat(10_001) }))).toBe('BAD_USER_INPUT');
     expect(codeOf(await a.t.gql('{ ads(first: 501) { id } }', {}, a.admin))).toBe('BAD_USER_INPUT');
     expect((await a.ads())['bad']).toBeUndefined();
+  });
+});
+
+describe("the README's examples", () => {
+  it('run as the README says: the first two as an admin, the click with the targeting just made', async () => {
+    const operations = readmeOperations('Ad targeting');
+    expect(operations).toHaveLength(4);
+    const a = await adsApp();
+    const answers: Record<string, unknown>[] = [];
+    for (const [i, op] of operations.entries()) {
+      const targetingId = (answers[2] as { targetAd?: Target } | undefined)?.targetAd?.targetingId ?? '';
+      const r = await a.t.gql<Record<string, unknown>>(
+        op.replace('<targetingId from above>', targetingId),
+        {},
+        i < 2 ? a.admin : undefined,
+      );
+      expect(r.errors, op).toBeUndefined();
+      answers.push(r.data!);
+    }
+    expect(answers[2]).toMatchObject({
+      targetAd: { matchedTerms: ['trail', 'running'], explored: false, ad: { id: 'shoes' } },
+    });
+    expect(answers[3]).toEqual({ recordClick: true });
+    await a.worker.stop(1000);
   });
 });

@@ -3,14 +3,12 @@
  * prefixes, snippets and matched terms, pinned result sets and deep pages, the per-user search semaphore, and the
  * bound on live result sets.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { DEEP_FROM } from '../../src/services/documents/search.js';
 import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
 import { disposeLater } from '../support/dispose.js';
-import { ROOT } from '../support/entries.js';
+import { readmeOperations } from '../support/readme.js';
 
 const INDEX = `mutation($id: ID!, $title: String!, $content: String!) {
   indexDocument(id: $id, title: $title, content: $content) { id title author { username } votes viewerVoted updatedAt }
@@ -432,12 +430,7 @@ describe('limits', () => {
 
 describe("the README's examples", () => {
   it('run as the README says', async () => {
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const block = /\*\*Documents and search\*\*[\s\S]*?```graphql\n([\s\S]*?)```/.exec(readme)![1]!;
-    const operations = block
-      .split('\n')
-      .map((line) => line.replace(/\s+# .*$/, '').trim())
-      .filter(Boolean);
+    const operations = readmeOperations('Documents and search');
     expect(operations.length).toBeGreaterThanOrEqual(7);
     const t = await startTestApp();
     const token = (await t.signUp()).token;
