@@ -4,6 +4,7 @@ import {
   AD_CONTENT_MAX_CHARS,
   AD_TYPES,
   ADS_PAGE_MAX,
+  AMOUNT_MAX,
   LOCATION_MAX_CHARS,
   LOCATIONS_MAX,
   type AdTarget,
@@ -36,9 +37,14 @@ const AdInputType = builder.inputType('AdInput', {
       description: `At most ${AD_CONTENT_MAX_CHARS} characters; its words earn bonuses on pages having them.`,
     }),
     type: t.field({ type: AdTypeType, required: true }),
-    value: t.float({ required: true, description: 'The price of one click, action, or 1,000 views; positive.' }),
-    budget: t.float({ description: 'The most it spends in all; positive. None: no limit.' }),
-    dailyBudget: t.float({ description: 'The most it spends a UTC day; positive. None: no limit.' }),
+    value: t.float({
+      required: true,
+      description: `The price of one click, action, or 1,000 views; positive, at most ${AMOUNT_MAX}.`,
+    }),
+    budget: t.float({ description: `The most it spends in all; positive, at most ${AMOUNT_MAX}. None: no limit.` }),
+    dailyBudget: t.float({
+      description: `The most it spends a UTC day; positive, at most ${AMOUNT_MAX}. None: no limit.`,
+    }),
   }),
 });
 

@@ -216,6 +216,18 @@ describe('the pick', () => {
   });
 });
 
+describe('ties', () => {
+  it("go to the greater id in byte order, as the book's ZREVRANGE, whatever the server's locale", async () => {
+    const a = await adsApp({ ADS_EXPLORATION: 'off', ADS_FREQUENCY_CAP: '0' });
+    for (const id of ['Zed', 'alpha', 'Alpha'])
+      await a.index({ id, locations: ['Tie'], content: 'same words', type: 'CPM', value: 2 });
+    expect((await a.target(['Tie'], 'same'))!.ad.id).toBe('alpha');
+    await a.index({ id: 'alphabet', locations: ['Tie'], content: 'same words', type: 'CPM', value: 2 });
+    expect((await a.target(['Tie'], 'same'))!.ad.id).toBe('alphabet');
+    await a.worker.stop(1000);
+  });
+});
+
 describe('ads beside documents, and what an ad is made of', () => {
   let a: AdsApp;
   beforeAll(async () => {
@@ -288,6 +300,7 @@ describe('ads beside documents, and what an ad is made of', () => {
       [{ value: 0 }, 'input.value'],
       [{ value: -1 }, 'input.value'],
       [{ budget: -5 }, 'input.budget'],
+      [{ value: 1e13 }, 'input.value'],
       [{ dailyBudget: 0 }, 'input.dailyBudget'],
       [{ locations: [] }, 'input.locations'],
       [{ locations: [''] }, 'input.locations'],
@@ -302,9 +315,17 @@ describe('ads beside documents, and what an ad is made of', () => {
       expect(codeOf(r), argument).toBe('BAD_USER_INPUT');
       expect(r.errors?.[0]?.extensions?.argument, JSON.stringify(change)).toBe(argument);
     }
-    expect(codeOf(await a.t.gql(TARGET, { l: [] }))).toBe('BAD_USER_INPUT');
-    expect(codeOf(await a.t.gql(TARGET, { l: ['x'.repeat(65)] }))).toBe('BAD_USER_INPUT');
-    expect(codeOf(await a.t.gql(TARGET, { l: ['L'], c: 'z'.repeat(10_001) }))).toBe('BAD_USER_INPUT');
+    await a.index({ ...good, id: 'served', locations: ['L'] });
+    for (const [variables, argument] of [
+      [{ l: [] }, 'locations'],
+      [{ l: ['x'.repeat(65)] }, 'locations'],
+      [{ l: ['L'], c: 'z'.repeat(10_001) }, 'content'],
+    ] as const) {
+      const r = await a.t.gql(TARGET, variables);
+      expect(codeOf(r), argument).toBe('BAD_USER_INPUT');
+      expect(r.errors?.[0]?.extensions?.argument).toBe(argument);
+    }
+    expect((await a.ads())['served']!.views).toBe(0);
     expect(codeOf(await a.t.gql('{ ads(first: 501) { id } }', {}, a.admin))).toBe('BAD_USER_INPUT');
     expect((await a.ads())['bad']).toBeUndefined();
   });

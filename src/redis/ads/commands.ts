@@ -69,6 +69,8 @@ export async function indexAd(
       k.queueReady,
       k.queueDelayed,
       k.version,
+      k.clicks,
+      k.actions,
       ...a.locations.map(k.location),
       ...a.terms.map(k.word),
       ...a.droppedLocations.map(k.location),
@@ -294,6 +296,7 @@ export async function recordClick(
       k.learnPending,
       k.queueReady,
       k.queueDelayed,
+      k.meta(a.id),
     ],
     [a.nonce, a.id, a.action ? 1 : 0, a.day, a.task],
   );

@@ -1,6 +1,7 @@
 -- indexAd: creates or replaces an ad (the book's index_ad, whole): its locations, its words (an ad without any
 -- still serves), its attributes and its eCPM. The counts it learned are kept, and a replaced ad that has been
--- seen is due to be learned again (its word bonuses follow its new value). Refuses with STATUS.CHANGED when its
+-- seen is due to be learned again (its word bonuses follow its new value; a new type starts them again from 0).
+-- Refuses with STATUS.CHANGED when its
 -- version is not `expected` (the caller read its old locations and words of that version; it reads again).
 -- Returns the new version.
 --- @include lib/ads
@@ -8,9 +9,9 @@ local K = {
   ids = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], profiles = KEYS[4], budgets = KEYS[5], dailyBudgets = KEYS[6],
   views = KEYS[7], events = KEYS[8], typeStats = KEYS[9], vocabulary = KEYS[10], wordViews = KEYS[11],
   wordClicks = KEYS[12], wordActions = KEYS[13], learnPending = KEYS[14], queueReady = KEYS[15],
-  queueDelayed = KEYS[16], version = KEYS[17],
+  queueDelayed = KEYS[16], version = KEYS[17], clicks = KEYS[18], actions = KEYS[19],
 }
-local FIXED = 17
+local FIXED = 19
 local id, expected, adType, value, budget, dailyBudget, locations, task =
   ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 -- KEYS after FIXED: the new locations' sets, the new words' sets, the dropped locations', the dropped words';
@@ -44,6 +45,14 @@ for i = 1, nDroppedWords do
   dropWord(K, id, KEYS[key], ARGV[12 + nWords + i])
 end
 
+local oldType = readProfile(K, id)
+if oldType and oldType ~= adType then
+  -- learned from other events: it counts its new type's events, and its words start again from no bonus
+  redis.call('HSET', K.events, id, redis.call('HGET', K[eventsOf(adType)], id) or 0)
+  for i = FIXED + nLocations + 1, FIXED + nLocations + nWords do
+    redis.call('ZADD', KEYS[i], 0, id)
+  end
+end
 writeProfile(K, id, adType, value, FIXED + nLocations + 1, FIXED + nLocations + nWords)
 for _, limit in ipairs({ { K.budgets, budget }, { K.dailyBudgets, dailyBudget } }) do
   if limit[2] == '' then

@@ -102,29 +102,42 @@ local function servable(id)
   end
   return allowed[id]
 end
--- The servable ad of the highest score from `base`, ties to the greater id (the book's ZREVRANGE), and its score.
--- Candidates come by their highest possible score; the search stops when none left could beat the best found.
-local function best(base)
-  local done, top, topScore = {}, nil, nil
-  while true do
-    local next, bound
-    for _, id in ipairs(ranked) do
-      if not done[id] then
-        local b = base[id] + high[id]
-        if next == nil or b > bound or (b == bound and id > next) then
-          next, bound = id, b
-        end
-      end
-    end
-    if next == nil or (top and (bound < topScore or (bound == topScore and next < top))) then
-      return top, topScore
-    end
-    done[next] = true
-    local s = onPage(next, base[next])
-    if (top == nil or s > topScore or (s == topScore and next > top)) and servable(next) then
-      top, topScore = next, s
+-- Whether id `a` follows id `b` in byte order (Lua's own comparison follows the server's locale).
+local function after(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x > y
     end
   end
+  return #a > #b
+end
+-- The servable ad of the highest score from `base`, ties to the greater id (the book's ZREVRANGE), and its score.
+-- Candidates come by their highest possible score (base + .5 * high + .5 * high rounds as the score does, so it
+-- is never below it); the walk stops at the first that could not beat the best found.
+local function best(base)
+  local order, bound = {}, {}
+  for i, id in ipairs(ranked) do
+    order[i] = id
+    bound[id] = base[id] + 0.5 * high[id] + 0.5 * high[id]
+  end
+  table.sort(order, function(a, b)
+    if bound[a] ~= bound[b] then
+      return bound[a] > bound[b]
+    end
+    return after(a, b)
+  end)
+  local top, topScore
+  for _, id in ipairs(order) do
+    if top and (bound[id] < topScore or (bound[id] == topScore and after(top, id))) then
+      break
+    end
+    local s = onPage(id, base[id])
+    if (top == nil or s > topScore or (s == topScore and after(id, top))) and servable(id) then
+      top, topScore = id, s
+    end
+  end
+  return top, topScore
 end
 
 local picked, score = best(ecpm)

@@ -55,6 +55,10 @@ export const LOCATIONS_MAX = 32;
 export const LOCATION_MAX_CHARS = 64;
 export const AD_CONTENT_MAX_CHARS = 10_000;
 export const ADS_PAGE_MAX = 500;
+/** A page's first this many distinct words count toward word bonuses (a long page costs no more). */
+export const PAGE_WORDS_MAX = 100;
+/** Values and budgets are at most this (so that 1,000 times one stays a finite, exact-enough double). */
+export const AMOUNT_MAX = 1e12;
 const AD_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 const TARGETING_ID = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{16})$/;
 /** Pending ads one learning task takes at a time. */
@@ -157,7 +161,7 @@ export class AdService {
    */
   async targetAd(viewer: string, rawLocations: readonly string[], content: string | null): Promise<AdTarget | null> {
     const locations = checkLocations(rawLocations, 'locations');
-    const words = [...new Set(wordsOf(checkContent(content ?? '', 'content')))];
+    const words = [...new Set(wordsOf(checkContent(content ?? '', 'content')))].slice(0, PAGE_WORDS_MAX);
     const now = Date.now();
     const minute = Math.floor(now / 60_000);
     const nonce = randomBytes(12).toString('base64url');
@@ -233,10 +237,11 @@ export class AdService {
   }
 }
 
-/** A positive finite amount (null when not given). */
+/** A positive amount up to AMOUNT_MAX (null when not given). */
 function amount(argument: string, value: number | null | undefined): number | null {
   if (value === null || value === undefined) return null;
-  if (!Number.isFinite(value) || value <= 0) throw badInput(argument, 'must be a positive finite number');
+  if (!Number.isFinite(value) || value <= 0 || value > AMOUNT_MAX)
+    throw badInput(argument, `must be a positive number of at most ${AMOUNT_MAX}`);
   return value;
 }
 

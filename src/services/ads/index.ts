@@ -22,5 +22,7 @@ export function createAds(
     handlers: [
       { queue: ADS_QUEUE, name: LEARN_ADS, concurrency: 1, run: (_args, { signal }) => ads.learnPending(signal) },
     ],
+    // and, every minute, ads left pending by a task that ran out of attempts
+    jobs: [{ name: LEARN_ADS, everyMs: 60_000, run: (signal) => ads.learnPending(signal) }],
   };
 }

@@ -1,13 +1,14 @@
 -- recordClick: the book's record_click, counting once. The targeting must be known, at most 15 minutes old and
 -- of this ad; its first click (or, with `action`, its first action) counts: a click as a click, an action as an
--- action (never a click), for the ad, its type and each word the targeting matched. A click on a CPC ad, an
+-- action (never a click), for the ad, its type and each word the targeting matched that the ad still has (a
+-- replaced ad forgets the words it dropped). A click on a CPC ad, an
 -- action on a CPA ad, is charged to an ad within its budgets and makes it due to be learned again.
 -- Returns 1 when counted, 0 when not; STATUS.WRONG_DAY when ARGV[4] is not today.
 --- @include lib/ads
 local K = {
   targetings = KEYS[1], profiles = KEYS[2], clicks = KEYS[3], actions = KEYS[4], events = KEYS[5], spent = KEYS[6],
   budgets = KEYS[7], dailyBudgets = KEYS[8], daily = KEYS[9], typeStats = KEYS[10], wordClicks = KEYS[11],
-  wordActions = KEYS[12], learnPending = KEYS[13], queueReady = KEYS[14], queueDelayed = KEYS[15],
+  wordActions = KEYS[12], learnPending = KEYS[13], queueReady = KEYS[14], queueDelayed = KEYS[15], meta = KEYS[16],
 }
 local nonce, id, action, day, task = ARGV[1], ARGV[2], ARGV[3] == '1', tonumber(ARGV[4]), ARGV[5]
 local TARGETING_MS = 900000
@@ -38,8 +39,14 @@ local wordEvents = K.wordClicks
 if action then
   wordEvents = K.wordActions
 end
+local terms = {}
+for word in string.gmatch(redis.call('HGET', K.meta, 'terms') or '', '%S+') do
+  terms[word] = true
+end
 for word in string.gmatch(words, '%S+') do
-  redis.call('HINCRBY', wordEvents, id .. ' ' .. word, 1)
+  if terms[word] then
+    redis.call('HINCRBY', wordEvents, id .. ' ' .. word, 1)
+  end
 end
 if event == eventsOf(adType) then
   redis.call('HINCRBY', K.events, id, 1)
