@@ -114,27 +114,54 @@ local function after(a, b)
 end
 -- The servable ad of the highest score from `base`, ties to the greater id (the book's ZREVRANGE), and its score.
 -- Candidates come by their highest possible score (base + .5 * high + .5 * high rounds as the score does, so it
--- is never below it); the walk stops at the first that could not beat the best found.
+-- is never below it): the first few by scans (the first is usually the answer), the rest, when needed, sorted
+-- once; the walk stops at the first that could not beat the best found.
 local function best(base)
-  local order, bound = {}, {}
-  for i, id in ipairs(ranked) do
-    order[i] = id
+  local bound = {}
+  for _, id in ipairs(ranked) do
     bound[id] = base[id] + 0.5 * high[id] + 0.5 * high[id]
   end
-  table.sort(order, function(a, b)
+  local function precedes(a, b)
     if bound[a] ~= bound[b] then
       return bound[a] > bound[b]
     end
     return after(a, b)
-  end)
+  end
   local top, topScore
-  for _, id in ipairs(order) do
+  local function consider(id) -- false when neither it nor any after it could win
     if top and (bound[id] < topScore or (bound[id] == topScore and after(top, id))) then
-      break
+      return false
     end
     local s = onPage(id, base[id])
     if (top == nil or s > topScore or (s == topScore and after(id, top))) and servable(id) then
       top, topScore = id, s
+    end
+    return true
+  end
+  local done = {}
+  for _ = 1, 4 do
+    local first, firstBound
+    for _, id in ipairs(ranked) do
+      local b = bound[id]
+      if not done[id] and (first == nil or b > firstBound or (b == firstBound and after(id, first))) then
+        first, firstBound = id, b
+      end
+    end
+    if first == nil or not consider(first) then
+      return top, topScore
+    end
+    done[first] = true
+  end
+  local rest = {}
+  for _, id in ipairs(ranked) do
+    if not done[id] then
+      rest[#rest + 1] = id
+    end
+  end
+  table.sort(rest, precedes)
+  for _, id in ipairs(rest) do
+    if not consider(id) then
+      break
     end
   end
   return top, topScore
