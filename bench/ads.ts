@@ -24,6 +24,7 @@ import {
   httpOk,
   positiveInt,
   progress,
+  rawPoster,
   runBench,
   signUpBenchUser,
   spawnGateway,
@@ -319,16 +320,7 @@ async function main(): Promise<number> {
   const base = `http://${HOST}:${port}`;
   await waitFor('gateway /readyz', () => httpOk(`${base}/readyz`));
   const { auth } = await signUpBenchUser(base);
-  const post = async (body: string) => {
-    const res = await fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body,
-    });
-    const text = await res.text();
-    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
-    return text;
-  };
+  const post = rawPoster(base, auth);
   const TARGET = `query($l: [String!]!, $c: String) { targetAd(locations: $l, content: $c) { targetingId ecpm ad { id } } }`;
   const indexes = pages.map((_p, i) => String(i));
   const page = (q: string) => pages[Number(q)]!;

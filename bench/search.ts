@@ -24,6 +24,7 @@ import {
   median,
   positiveInt,
   progress,
+  rawPoster,
   runBench,
   signUpBenchUser,
   spawnGateway,
@@ -249,16 +250,7 @@ async function main(): Promise<number> {
   const { auth } = await signUpBenchUser(base);
   const SEARCH = `query($q: String!, $sort: DocumentSort) {
     searchDocuments(query: $q, sort: $sort) { totalCount documents { id title } } }`;
-  const post = async (body: string) => {
-    const res = await fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body,
-    });
-    const text = await res.text();
-    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
-    return text;
-  };
+  const post = rawPoster(base, auth);
   const sortOf = (kind: Kind): DocumentSort => (kind === 'relevance' ? 'RELEVANCE' : 'UPDATED_DESC');
   const rows: Record<string, string | number>[] = [];
   const results: Record<string, Timing> = {};

@@ -162,6 +162,20 @@ export async function graphql(
   return { text: r.text, data: r.data ?? {} };
 }
 
+/** A POST of a raw JSON body to `${baseUrl}/graphql` with `auth` headers: the body of the answer, thrown on a non-200 or errors. */
+export function rawPoster(baseUrl: string, auth: Record<string, string>) {
+  return async (body: string): Promise<string> => {
+    const res = await fetch(`${baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body,
+    });
+    const text = await res.text();
+    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
+    return text;
+  };
+}
+
 /** Signs a fresh user up on the gateway at `baseUrl`; returns the name and the bearer header. */
 export async function signUpBenchUser(baseUrl: string): Promise<{ username: string; auth: Record<string, string> }> {
   const { username, token } = await signUp(
