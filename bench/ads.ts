@@ -20,6 +20,7 @@ import { LIMITS_OFF } from '../test/support/limits.js';
 import {
   HOST,
   ROOT,
+  cpuSeconds,
   freePort,
   httpOk,
   positiveInt,
@@ -31,7 +32,7 @@ import {
   startRedis,
   waitFor,
 } from './support/processes.js';
-import { timed } from './support/timing.js';
+import { timed, type Timing } from './support/timing.js';
 
 const ADS = positiveInt('BENCH_ADS', 10_000);
 const LOCATIONS = positiveInt('BENCH_LOCATIONS', 100);
@@ -41,6 +42,7 @@ const WIDE = positiveInt('BENCH_CONCURRENCY', 50);
 const SIM_ADS = positiveInt('BENCH_SIM_ADS', 100);
 const SIM_TARGETINGS = positiveInt('BENCH_SIM_TARGETINGS', 100_000);
 const SIM_WINDOW = positiveInt('BENCH_SIM_WINDOW', 2_000);
+const SIM_SEED = positiveInt('BENCH_SIM_SEED', 3);
 const BOOK = 'bench-book-ads:';
 const fmt = (n: number) => Math.round(n).toLocaleString('en');
 const ms = (n: number) => Number(n.toFixed(2));
@@ -316,11 +318,32 @@ async function main(): Promise<number> {
 
   const port = await freePort();
   progress(`starting the gateway on ${port}`);
-  spawnGateway('gateway', { ...env, HOST, PORT: String(port) });
+  const gateway = spawnGateway('gateway', { ...env, HOST, PORT: String(port) });
   const base = `http://${HOST}:${port}`;
   await waitFor('gateway /readyz', () => httpOk(`${base}/readyz`));
-  const { auth } = await signUpBenchUser(base);
-  const post = rawPoster(base, auth);
+  // one signed-in viewer per caller in flight, as the service's targetings come from many viewers (one viewer
+  // reading every page would meet its frequency caps)
+  const posters = await Promise.all(
+    Array.from({ length: WIDE }, async () => rawPoster(base, (await signUpBenchUser(base)).auth)),
+  );
+  const post = posters[0]!;
+  let poster = 0;
+  /** CPU ms per call of Redis, the gateway and this process (the client, and a worker that learns) over `run`. */
+  const pids = { redis: server.child.proc.pid!, gateway: gateway.proc.pid! };
+  const withCpu = async (calls: number, run: () => Promise<Timing>) => {
+    const before = { redis: cpuSeconds(pids.redis), gateway: cpuSeconds(pids.gateway), bench: process.cpuUsage() };
+    const timing = await run();
+    const perCall = (seconds: number) => ms((1000 * seconds) / calls);
+    const self = process.cpuUsage(before.bench);
+    return {
+      timing,
+      cpu: {
+        redis: perCall(cpuSeconds(pids.redis) - before.redis),
+        gateway: perCall(cpuSeconds(pids.gateway) - before.gateway),
+        bench: perCall((self.user + self.system) / 1e6),
+      },
+    };
+  };
   const TARGET = `query($l: [String!]!, $c: String) { targetAd(locations: $l, content: $c) { targetingId ecpm ad { id } } }`;
   const indexes = pages.map((_p, i) => String(i));
   const page = (q: string) => pages[Number(q)]!;
@@ -338,7 +361,8 @@ async function main(): Promise<number> {
       c,
       async (q) => {
         const body = JSON.stringify({ query: TARGET, variables: { l: page(q).locations, c: page(q).content } });
-        return (JSON.parse(await post(body)) as { data: { targetAd: unknown } }).data.targetAd ? 1 : 0;
+        const one = posters[poster++ % posters.length]!;
+        return (JSON.parse(await one(body)) as { data: { targetAd: unknown } }).data.targetAd ? 1 : 0;
       },
     ]);
     targets.push([
@@ -351,8 +375,8 @@ async function main(): Promise<number> {
   const results: Record<string, { qps: number; p50: number }> = {};
   for (const [name, c, one] of targets) {
     progress(`targetAd: ${name}`);
-    await timed(indexes.slice(0, 30), c, one); // warm-up
-    const r = await timed(indexes, c, one);
+    await timed(indexes.slice(0, 100), c, one); // warm-up
+    const { timing: r, cpu } = await withCpu(indexes.length, () => timed(indexes, c, one));
     results[name] = r;
     rows.push({
       target: name,
@@ -360,17 +384,22 @@ async function main(): Promise<number> {
       'p99 ms': ms(r.p99),
       'targetings/s': fmt(r.qps),
       served: `${r.matches} of ${indexes.length}`,
+      'CPU ms/call: Redis': cpu.redis,
+      gateway: cpu.gateway,
+      bench: cpu.bench,
     });
   }
   const meQueries = Array.from({ length: PAGES * 3 }, () => JSON.stringify({ query: '{ me { id } }' }));
-  await timed(meQueries.slice(0, 50), WIDE, async (b) => (await post(b)).length);
-  const me = await timed(meQueries, WIDE, async (b) => (await post(b)).length);
+  await timed(meQueries.slice(0, 100), WIDE, async (b) => (await post(b)).length);
+  const { timing: me, cpu: meCpu } = await withCpu(meQueries.length, () =>
+    timed(meQueries, WIDE, async (b) => (await post(b)).length),
+  );
   await worker.stop(5000);
   await services.close();
   client.disconnect();
 
   progress(`simulating ${fmt(SIM_TARGETINGS)} targetings of ${SIM_ADS} ads, with the book's pick then exploration`);
-  const g = generator(3);
+  const g = generator(SIM_SEED);
   const truth = Array.from({ length: SIM_ADS }, () => ({
     rate: 0.002 + 0.038 * g.random(),
     value: Number((0.1 + 0.9 * g.random()).toFixed(3)),
@@ -387,7 +416,12 @@ async function main(): Promise<number> {
     `\ntargetAd: ${fmt(ads.length)} ads over ${LOCATIONS} locations and ${fmt(VOCABULARY)} words, ${PAGES} pages of 30 words (ADS_EXPLORATION on, ADS_FREQUENCY_CAP 20, budgets on every ad)`,
   );
   console.table(rows);
-  console.log(`{ me } through the same gateway, ${WIDE} in flight: ${fmt(me.qps)} requests/s, p50 ${ms(me.p50)} ms`);
+  console.log(
+    `{ me } through the same gateway, ${WIDE} in flight: ${fmt(me.qps)} requests/s, p50 ${ms(me.p50)} ms; CPU ms/call: Redis ${meCpu.redis}, gateway ${meCpu.gateway}, bench ${meCpu.bench}`,
+  );
+  console.log(
+    '(CPU ms/call: the CPU each process used over the run, per call; "bench" is this process: its client, and a worker that learns)',
+  );
   console.log(`\nSimulator: ${SIM_ADS} CPC ads, ${fmt(SIM_TARGETINGS)} targetings, clicks drawn from the true rates`);
   console.table(
     runs.map((r) => ({

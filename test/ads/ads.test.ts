@@ -264,6 +264,9 @@ describe('ads beside documents, and what an ad is made of', () => {
     expect(await a.target(['Nowhere'])).toBeNull();
     expect((await a.target(['Elsewhere'], 'shoes'))!.matchedTerms).toEqual(['shoes']);
     expect((await a.ads())['stop']).toMatchObject({ views: 2, clicks: 1, ecpm: 4 });
+    // a location it keeps serves it at its new value (its card there is rewritten)
+    await a.index({ id: 'stop', locations: ['Elsewhere'], content: 'shoes', type: 'CPM', value: 5 });
+    expect((await a.target(['Elsewhere'], 'shoes'))!.ecpm).toBe(5);
     expect((await a.t.gql('mutation { deleteAd(id: "stop") }', {}, a.admin)).data).toEqual({ deleteAd: true });
     expect((await a.t.gql('mutation { deleteAd(id: "stop") }', {}, a.admin)).data).toEqual({ deleteAd: false });
     expect(await a.target(['Elsewhere'], 'shoes')).toBeNull();

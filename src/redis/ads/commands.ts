@@ -122,11 +122,11 @@ export async function deleteAd(
   return reply < 0 ? refused(reply) : reply === 1;
 }
 
-/** Learns ad `id` (read at version `expected` with its words) again; false when it is gone. */
+/** Learns ad `id` (read at version `expected` with its locations and words) again; false when it is gone. */
 export async function learnAd(
   redis: RedisClient,
   k: AdKeys,
-  a: { id: string; expected: string; terms: readonly string[] },
+  a: { id: string; expected: string; locations: readonly string[]; terms: readonly string[] },
 ): Promise<boolean | Refused> {
   const reply = await learnAdScript(
     redis,
@@ -141,9 +141,10 @@ export async function learnAd(
       k.wordViews,
       k.wordClicks,
       k.wordActions,
+      ...a.locations.map(k.location),
       ...a.terms.map(k.word),
     ],
-    [a.id, a.expected, ...a.terms],
+    [a.id, a.expected, a.locations.length, ...a.terms],
   );
   return reply < 0 ? refused(reply) : reply === 1;
 }
@@ -245,8 +246,6 @@ export async function targetAd(
   const reply = await targetAdScript(
     redis,
     [
-      k.ecpm,
-      k.profiles,
       k.views,
       k.events,
       k.spent,

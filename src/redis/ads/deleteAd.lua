@@ -6,7 +6,7 @@ local K = {
   ids = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], vocabulary = KEYS[4], wordViews = KEYS[5], wordClicks = KEYS[6],
   wordActions = KEYS[7], learnPending = KEYS[8],
 }
--- KEYS[9 .. 8 + nColumns]: the attribute columns; then the locations' sets, then the words' sets.
+-- KEYS[9 .. 8 + nColumns]: the attribute columns; then the locations' hashes, then the words' sets.
 local id, expected, nColumns, nLocations = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local FIXED = 8
 
@@ -21,7 +21,7 @@ for i = FIXED + 1, FIXED + nColumns do
   redis.call('HDEL', KEYS[i], id)
 end
 for i = FIXED + nColumns + 1, FIXED + nColumns + nLocations do
-  redis.call('SREM', KEYS[i], id)
+  redis.call('HDEL', KEYS[i], id)
 end
 local first = FIXED + nColumns + nLocations
 for i = first + 1, #KEYS do

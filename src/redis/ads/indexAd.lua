@@ -14,7 +14,8 @@ local K = {
 local FIXED = 19
 local id, expected, adType, value, budget, dailyBudget, locations, task =
   ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7], ARGV[8]
--- KEYS after FIXED: the new locations' sets, the new words' sets, the dropped locations', the dropped words';
+-- KEYS after FIXED: the new locations' hashes, the new words' sets, the dropped locations' hashes, the dropped
+-- words' sets;
 -- ARGV after 12: the new words, then the dropped words.
 local nLocations, nWords, nDroppedLocations, nDroppedWords =
   tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
@@ -24,11 +25,7 @@ if ver ~= expected then
   return STATUS.CHANGED
 end
 
-local key = FIXED
-for _ = 1, nLocations do
-  key = key + 1
-  redis.call('SADD', KEYS[key], id)
-end
+local key = FIXED + nLocations -- the new locations get the ad's card below
 local words = {}
 for i = 1, nWords do
   key = key + 1
@@ -38,7 +35,7 @@ for i = 1, nWords do
 end
 for _ = 1, nDroppedLocations do
   key = key + 1
-  redis.call('SREM', KEYS[key], id)
+  redis.call('HDEL', KEYS[key], id)
 end
 for i = 1, nDroppedWords do
   key = key + 1
@@ -53,7 +50,8 @@ if oldType and oldType ~= adType then
     redis.call('ZADD', KEYS[i], 0, id)
   end
 end
-writeProfile(K, id, adType, value, FIXED + nLocations + 1, FIXED + nLocations + nWords)
+writeProfile(K, id, adType, value, adEcpm(K, id, adType, value), { FIXED + nLocations + 1, FIXED + nLocations + nWords },
+  { FIXED + 1, FIXED + nLocations })
 for _, limit in ipairs({ { K.budgets, budget }, { K.dailyBudgets, dailyBudget } }) do
   if limit[2] == '' then
     redis.call('HDEL', limit[1], id)
@@ -64,7 +62,6 @@ end
 local newVer = redis.call('INCR', K.version) -- one counter, so a version never comes back after a delete
 redis.call('HSET', K.meta, 'locations', locations, 'terms', table.concat(words, ' '), 'ver', newVer)
 redis.call('ZADD', K.ids, 0, id)
-redis.call('ZADD', K.ecpm, num(adEcpm(K, id, adType, value)), id)
 if ver ~= '0' and (tonumber(redis.call('HGET', K.views, id)) or 0) > 0 then
   dueToLearn(K, id, task, nowMs())
 end

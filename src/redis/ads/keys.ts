@@ -27,10 +27,7 @@ export function adKeys(space: Keyspace) {
     version: k('version'),
     /** sorted set: ad id → its learned eCPM (the book's idx:ad:value:) */
     ecpm: k('ecpm'),
-    /**
-     * hash, ad id → "<type> <value> <low> <high>": low and high are the lowest and the highest of 0 and the ad's
-     * word bonuses, what a page's words can add to its eCPM at least and at most
-     */
+    /** hash, ad id → "<type> <value>" */
     profiles: k('profiles'),
     /** hashes, ad id → its total budget, its daily budget (absent: none) */
     budgets: k('budgets'),
@@ -50,7 +47,10 @@ export function adKeys(space: Keyspace) {
     wordActions: k('wordActions'),
     /** hash: "<TYPE>:views|clicks|actions" → counts of every ad of a type; "<TYPE>:avg" → its clicks per 1,000 views */
     typeStats: k('typeStats'),
-    /** set: the ads of a location (the book's idx:req:<location>) */
+    /**
+     * hash, ad id → its card (type, value, eCPM and bonus range, packed by src/redis/lib/ads.lua): the ads of a
+     * location (the book's idx:req:<location>), with what targeting reads of each
+     */
     location: (location: string) => k('location', location),
     /** sorted set: ad id → the word's bonus to the ad's eCPM (the book's idx:<word>) */
     word: (word: string) => k('word', word),

@@ -205,8 +205,8 @@ export class AdService {
       for (const id of batch) {
         if (signal.aborted) return;
         const result = await whileChanged(`ad "${id}"`, async () => {
-          const { version, terms } = await commands.readAdState(this.redis, this.keys, id);
-          return commands.learnAd(this.redis, this.keys, { id, expected: version, terms });
+          const old = await commands.readAdState(this.redis, this.keys, id);
+          return commands.learnAd(this.redis, this.keys, { id, expected: old.version, ...old });
         });
         if (isRefused(result)) throw new Error(`unexpected learnAd status ${result.refused}`);
       }
