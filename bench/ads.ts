@@ -43,6 +43,7 @@ const SIM_ADS = positiveInt('BENCH_SIM_ADS', 100);
 const SIM_TARGETINGS = positiveInt('BENCH_SIM_TARGETINGS', 100_000);
 const SIM_WINDOW = positiveInt('BENCH_SIM_WINDOW', 2_000);
 const SIM_SEED = positiveInt('BENCH_SIM_SEED', 3);
+const SIM_RUNS = positiveInt('BENCH_SIM_RUNS', 3);
 const BOOK = 'bench-book-ads:';
 const fmt = (n: number) => Math.round(n).toLocaleString('en');
 const ms = (n: number) => Number(n.toFixed(2));
@@ -202,16 +203,18 @@ interface SimulationRun {
   overall: number;
 }
 
+/** One run of the simulator (`run` numbers exploration's runs: each has keys and clicks of its own). */
 async function simulate(
   name: string,
   redisUrl: string,
   exploration: boolean,
   truth: { rate: number; value: number }[],
+  run = 0,
 ): Promise<SimulationRun> {
   const log = createLogger('warn');
   const config = loadConfig({
     REDIS_URL: redisUrl,
-    KEY_PREFIX: `bench-sim-${exploration ? 'explore' : 'book'}:`,
+    KEY_PREFIX: `bench-sim-${exploration ? `explore${run}` : 'book'}:`,
     LOG_LEVEL: 'warn',
     ADS_EXPLORATION: exploration ? 'on' : 'off',
     ADS_FREQUENCY_CAP: '0',
@@ -224,7 +227,7 @@ async function simulate(
   const worker = startWorker(client, services, config, log);
   for (const [i, ad] of truth.entries())
     await services.ads.indexAd({ id: `sim${i}`, locations: ['sim'], content: '', type: 'CPC', value: ad.value });
-  const g = generator(exploration ? 101 : 202);
+  const g = generator(exploration ? 101 + run : 202);
   const best = Math.max(...truth.map((t) => t.value * t.rate));
   const earned: number[] = new Array<number>(SIM_TARGETINGS).fill(0);
   let next = 0;
@@ -250,8 +253,9 @@ async function simulate(
   return { name, windows, overall: earned.reduce((a, b) => a + b, 0) / SIM_TARGETINGS };
 }
 
-/** Both runs' shares of the oracle over time, as an SVG line chart. */
-function chart(runs: SimulationRun[], file: string): void {
+/** The book's and exploration's (mean) shares of the oracle over time, as an SVG line chart; each of exploration's
+ * runs a thin line. */
+function chart(runs: SimulationRun[], each: SimulationRun[], file: string): void {
   const [w, h, left, bottom, top, right] = [720, 360, 56, 40, 28, 150];
   const x = (i: number, n: number) => left + ((w - left - right) * (i + 0.5)) / n;
   const y = (share: number) => top + (h - top - bottom) * (1 - share);
@@ -263,12 +267,16 @@ function chart(runs: SimulationRun[], file: string): void {
         `<text x="${left - 6}" y="${y(s) + 4}" text-anchor="end">${Math.round(s * 100)} %</text>`,
     )
     .join('');
+  const points = (r: SimulationRun) =>
+    r.windows.map((s, i) => `${x(i, r.windows.length).toFixed(1)},${y(s).toFixed(1)}`).join(' ');
+  const thin = each
+    .map((r) => `<polyline fill="none" stroke="#a9cce3" stroke-width="1" points="${points(r)}"/>`)
+    .join('');
   const lines = runs
     .map((r, k) => {
-      const points = r.windows.map((s, i) => `${x(i, r.windows.length).toFixed(1)},${y(s).toFixed(1)}`).join(' ');
       const label = `${r.name}: ${(r.overall * 100).toFixed(1)} % overall`;
       return (
-        `<polyline fill="none" stroke="${colours[k]}" stroke-width="2" points="${points}"/>` +
+        `<polyline fill="none" stroke="${colours[k]}" stroke-width="2" points="${points(r)}"/>` +
         `<text x="${w - right + 8}" y="${y(r.windows.at(-1)!) + 4}" fill="${colours[k]}">${label}</text>`
       );
     })
@@ -279,6 +287,7 @@ function chart(runs: SimulationRun[], file: string): void {
 ${grid}
 <line x1="${left}" x2="${w - right}" y1="${h - bottom}" y2="${h - bottom}" stroke="#888"/>
 <text x="${(w - right + left) / 2}" y="${h - 8}" text-anchor="middle">targetings (0 to ${fmt(SIM_TARGETINGS)})</text>
+${thin}
 ${lines}
 </svg>
 `;
@@ -398,18 +407,27 @@ async function main(): Promise<number> {
   await services.close();
   client.disconnect();
 
-  progress(`simulating ${fmt(SIM_TARGETINGS)} targetings of ${SIM_ADS} ads, with the book's pick then exploration`);
+  progress(
+    `simulating ${fmt(SIM_TARGETINGS)} targetings of ${SIM_ADS} ads, with the book's pick, then ${SIM_RUNS} times with exploration`,
+  );
   const g = generator(SIM_SEED);
   const truth = Array.from({ length: SIM_ADS }, () => ({
     rate: 0.002 + 0.038 * g.random(),
     value: Number((0.1 + 0.9 * g.random()).toFixed(3)),
   }));
-  const runs = [
-    await simulate("the book's running average", server.url, false, truth),
-    await simulate('exploration (Thompson sampling)', server.url, true, truth),
-  ];
+  const bookRun = await simulate("the book's running average", server.url, false, truth);
+  const explorations: SimulationRun[] = [];
+  for (let run = 0; run < SIM_RUNS; run++)
+    explorations.push(await simulate(`exploration, run ${run + 1}`, server.url, true, truth, run));
+  // exploration draws at random: its runs differ, and the aims take their mean
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const exploreRun: SimulationRun = {
+    name: `exploration, mean of ${SIM_RUNS} runs`,
+    windows: bookRun.windows.map((_w, i) => mean(explorations.map((r) => r.windows[i]!))),
+    overall: mean(explorations.map((r) => r.overall)),
+  };
   const svg = path.join(ROOT, 'docs', 'ads-simulation.svg');
-  chart(runs, svg);
+  chart([bookRun, exploreRun], explorations, svg);
   redis.disconnect();
 
   console.log(
@@ -424,7 +442,7 @@ async function main(): Promise<number> {
   );
   console.log(`\nSimulator: ${SIM_ADS} CPC ads, ${fmt(SIM_TARGETINGS)} targetings, clicks drawn from the true rates`);
   console.table(
-    runs.map((r) => ({
+    [bookRun, ...explorations, exploreRun].map((r) => ({
       pick: r.name,
       'share of the oracle, overall': `${(r.overall * 100).toFixed(1)} %`,
       [`last ${fmt(SIM_WINDOW)}`]: `${(r.windows.at(-1)! * 100).toFixed(1)} %`,
@@ -443,7 +461,6 @@ async function main(): Promise<number> {
   console.log(
     `    (the same with no ad in the location: ${floor.toFixed(2)}, what the request costs without the pick)`,
   );
-  const [bookRun, exploreRun] = runs as [SimulationRun, SimulationRun];
   aim(
     `exploration's share of the oracle over the last ${fmt(SIM_WINDOW)} targetings (aim >= 0.95)`,
     exploreRun.windows.at(-1)!,
