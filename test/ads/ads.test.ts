@@ -1,10 +1,13 @@
 /**
  * Ads through GraphQL: the book's test_index_and_target_ads with its exact values, learning that moves word
- * bonuses, clicks and actions that count once, ads beside documents on the same words, who may do what, bad input.
+ * bonuses, clicks and actions that count once, the counts exploration samples from, ads beside documents on the same
+ * words, who may do what, bad input.
  * Learning runs in a worker, as in production.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { adKeys } from '../../src/redis/ads/keys.js';
+import { keyspace } from '../../src/redis/keys.js';
 import { pairs } from '../../src/services/shared/replies.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, postGraphQL, prefixMemory, startTestApp } from '../support/app.js';
@@ -234,6 +237,31 @@ describe('ads beside documents, and what an ad is made of', () => {
     a = await adsApp({ ADS_FREQUENCY_CAP: '0' });
   });
   afterAll(() => a.worker.stop(1000));
+
+  it("exploration's counts: a view is written on the ad's cards in the page's locations, learning writes all", async () => {
+    await a.index({ id: 'counted', locations: ['CountedA', 'CountedB'], content: '', type: 'CPC', value: 1 });
+    const location = adKeys(keyspace(a.t.config.keyPrefix)).location;
+    // a card is the ad's type (3 bytes), then its value, eCPM, bonus range, events and views, as doubles
+    const counts = async (l: string) => {
+      const card = (await a.t.redis.hgetBuffer(location(l), 'counted'))!;
+      return { events: card.readDoubleLE(35), views: card.readDoubleLE(43) };
+    };
+    const pages = [await a.target(['CountedA']), await a.target(['CountedA']), await a.target(['CountedA'])];
+    expect(pages.map((p) => p!.ad.id)).toEqual(['counted', 'counted', 'counted']);
+    expect(await counts('CountedA')).toEqual({ events: 0, views: 3 });
+    expect(await counts('CountedB')).toEqual({ events: 0, views: 0 });
+    // a click makes the ad due to be learned, and learning writes its counts on every card
+    expect(await a.click(pages[0]!.targetingId, 'counted')).toBe(true);
+    expect(await eventually(async () => (await counts('CountedB')).events === 1)).toBe(true);
+    expect(await counts('CountedB')).toEqual({ events: 1, views: 3 });
+    expect(await counts('CountedA')).toEqual({ events: 1, views: 3 });
+    // a page in both of its locations writes both cards
+    expect((await a.target(['CountedB', 'CountedA']))!.ad.id).toBe('counted');
+    expect([await counts('CountedA'), await counts('CountedB')]).toEqual([
+      { events: 1, views: 4 },
+      { events: 1, views: 4 },
+    ]);
+  });
 
   it('ads and documents indexed on the same words break neither', async () => {
     const doc = await a.t.gql<{ indexDocument: { id: string } }>(

@@ -247,7 +247,6 @@ export async function targetAd(
     redis,
     [
       k.views,
-      k.events,
       k.spent,
       k.budgets,
       k.dailyBudgets,

@@ -13,11 +13,11 @@
 --- @include lib/ads
 --- @include lib/chunks
 local K = {
-  views = KEYS[1], events = KEYS[2], spent = KEYS[3], budgets = KEYS[4], dailyBudgets = KEYS[5], daily = KEYS[6],
-  typeStats = KEYS[7], seen = KEYS[8], targetings = KEYS[9], vocabulary = KEYS[10], wordViews = KEYS[11],
-  learnPending = KEYS[12], queueReady = KEYS[13], queueDelayed = KEYS[14],
+  views = KEYS[1], spent = KEYS[2], budgets = KEYS[3], dailyBudgets = KEYS[4], daily = KEYS[5], typeStats = KEYS[6],
+  seen = KEYS[7], targetings = KEYS[8], vocabulary = KEYS[9], wordViews = KEYS[10], learnPending = KEYS[11],
+  queueReady = KEYS[12], queueDelayed = KEYS[13],
 }
-local FIXED = 14 -- then the locations' hashes, then the sets of the page's words (which are ARGV[8 ..])
+local FIXED = 13 -- then the locations' hashes, then the sets of the page's words (which are ARGV[8 ..])
 local day, nonce, cap, explore, seed, task, nLocations =
   tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local TARGETINGS_TTL = 1020 -- seconds: a minute's targetings live 15 minutes after its end, and a margin
@@ -27,30 +27,33 @@ if dayOf(now) ~= day then
   return STATUS.WRONG_DAY
 end
 
--- The candidates, with their cards: their type, value, eCPM and bonus range.
-local ranked, adType, value, ecpm, low, high = {}, {}, {}, {}, {}, {}
-for i = FIXED + 1, FIXED + nLocations do
-  local cards = redis.call('HGETALL', KEYS[i])
+-- The candidates, numbered 1 .. n, with the location's hash they were found in (`home`) and their cards: their
+-- type, value, eCPM, bonus range, and events and views as learned (arrays by number: Lua's array part costs a
+-- fraction of tables keyed by id).
+local ids, home, adType, value, ecpm, low, high, events, views = {}, {}, {}, {}, {}, {}, {}, {}, {}
+local n = 0
+-- an ad in two of the locations is one candidate; `alsoIn` lists the other locations' hashes it is in
+local listed, alsoIn = nLocations > 1 and {} or nil, {}
+for l = FIXED + 1, FIXED + nLocations do
+  local cards = redis.call('HGETALL', KEYS[l])
   for j = 1, #cards, 2 do
     local id = cards[j]
-    if adType[id] == nil then
-      ranked[#ranked + 1] = id
-      adType[id], value[id], ecpm[id], low[id], high[id] = struct.unpack(CARD, cards[j + 1])
+    local c = listed and listed[id]
+    if c then
+      alsoIn[c] = alsoIn[c] or {}
+      table.insert(alsoIn[c], l)
+    else
+      n = n + 1
+      if listed then
+        listed[id] = n
+      end
+      ids[n], home[n] = id, l
+      adType[n], value[n], ecpm[n], low[n], high[n], events[n], views[n] = struct.unpack(CARD, cards[j + 1])
     end
   end
 end
-if #ranked == 0 then
+if n == 0 then
   return {}
-end
-local function column(name)
-  local values = {}
-  inChunks(#ranked, function(first, last)
-    local reply = redis.call('HMGET', K[name], unpack(ranked, first, last))
-    for j = first, last do
-      values[ranked[j]] = reply[j - first + 1]
-    end
-  end)
-  return values
 end
 
 -- The page's words that some ad has, and what they add to one ad: its smallest and largest bonus among them.
@@ -64,38 +67,38 @@ inChunks(#ARGV - 7, function(first, last)
   end
 end)
 local matchedOf, lowOf, highOf = {}, {}, {}
-local function lookUp(id)
-  if matchedOf[id] == nil then
-    matchedOf[id] = {}
+local function lookUp(c)
+  if matchedOf[c] == nil then
+    matchedOf[c] = {}
     for _, i in ipairs(pageWords) do
-      local bonus = redis.call('ZSCORE', KEYS[FIXED + nLocations + i], id)
+      local bonus = redis.call('ZSCORE', KEYS[FIXED + nLocations + i], ids[c])
       if bonus then
         bonus = tonumber(bonus)
-        table.insert(matchedOf[id], i)
-        lowOf[id], highOf[id] = math.min(lowOf[id] or bonus, bonus), math.max(highOf[id] or bonus, bonus)
+        table.insert(matchedOf[c], i)
+        lowOf[c], highOf[c] = math.min(lowOf[c] or bonus, bonus), math.max(highOf[c] or bonus, bonus)
       end
     end
   end
 end
--- An ad's score on this page from `base` (the book's base * 1 + min * .5 + max * .5).
-local function onPage(id, base)
-  if low[id] == 0 and high[id] == 0 then
+-- Candidate c's score on this page from `base` (the book's base * 1 + min * .5 + max * .5).
+local function onPage(c, base)
+  if low[c] == 0 and high[c] == 0 then
     return base -- every bonus it has is 0
   end
-  lookUp(id)
-  if lowOf[id] == nil then
+  lookUp(c)
+  if lowOf[c] == nil then
     return base
   end
-  return base + 0.5 * lowOf[id] + 0.5 * highOf[id]
+  return base + 0.5 * lowOf[c] + 0.5 * highOf[c]
 end
 
--- Whether the viewer may see an ad (its cap) and the ad may serve (its budgets), asked once per ad.
+-- Whether the viewer may see candidate c (its cap) and it may serve (its budgets), asked once per candidate.
 local allowed = {}
-local function servable(id)
-  if allowed[id] == nil then
-    allowed[id] = (cap == 0 or (tonumber(redis.call('HGET', K.seen, id)) or 0) < cap) and withinBudget(K, id)
+local function servable(c)
+  if allowed[c] == nil then
+    allowed[c] = (cap == 0 or (tonumber(redis.call('HGET', K.seen, ids[c])) or 0) < cap) and withinBudget(K, ids[c])
   end
-  return allowed[id]
+  return allowed[c]
 end
 -- Whether id `a` follows id `b` in byte order (Lua's own comparison follows the server's locale).
 local function after(a, b)
@@ -107,55 +110,67 @@ local function after(a, b)
   end
   return #a > #b
 end
--- The servable ad of the highest score from `base`, ties to the greater id (the book's ZREVRANGE), and its score.
--- Candidates come by their highest possible score (base + .5 * high + .5 * high rounds as the score does, so it
--- is never below it): the first few by scans (the first is usually the answer), the rest, when needed, sorted
--- once; the walk stops at the first that could not beat the best found.
+local FIRST = 4 -- candidates taken by one pass before the rest is sorted
+-- The servable candidate of the highest score from `base` (by number), ties to the greater id (the book's
+-- ZREVRANGE), and its score. Candidates come by their highest possible score (base + .5 * high + .5 * high rounds
+-- as the score does, so it is never below it): the first FIRST from one pass (the first is usually the answer),
+-- the rest, when needed, sorted once; the walk stops at the first that could not beat the best found.
 local function best(base)
   local bound = {}
-  for _, id in ipairs(ranked) do
-    bound[id] = base[id] + 0.5 * high[id] + 0.5 * high[id]
-  end
   local function precedes(a, b)
     if bound[a] ~= bound[b] then
       return bound[a] > bound[b]
     end
-    return after(a, b)
+    return after(ids[a], ids[b])
+  end
+  local first, floor = {}, -math.huge -- the FIRST candidates of the highest bounds, in order; the last one's bound
+  for c = 1, n do
+    local h = high[c]
+    local b = base[c] + 0.5 * h + 0.5 * h
+    bound[c] = b
+    local k = #first
+    if b >= floor and (k < FIRST or precedes(c, first[k])) then
+      if k == FIRST then
+        first[k] = nil
+        k = k - 1
+      end
+      while k > 0 and precedes(c, first[k]) do
+        first[k + 1] = first[k]
+        k = k - 1
+      end
+      first[k + 1] = c
+      if #first == FIRST then
+        floor = bound[first[FIRST]]
+      end
+    end
   end
   local top, topScore
-  local function consider(id) -- false when neither it nor any after it could win
-    if top and (bound[id] < topScore or (bound[id] == topScore and after(top, id))) then
+  local function consider(c) -- false when neither it nor any after it could win
+    if top and (bound[c] < topScore or (bound[c] == topScore and after(ids[top], ids[c]))) then
       return false
     end
-    local s = onPage(id, base[id])
-    if (top == nil or s > topScore or (s == topScore and after(id, top))) and servable(id) then
-      top, topScore = id, s
+    local s = onPage(c, base[c])
+    if (top == nil or s > topScore or (s == topScore and after(ids[c], ids[top]))) and servable(c) then
+      top, topScore = c, s
     end
     return true
   end
-  local done = {}
-  for _ = 1, 4 do
-    local first, firstBound
-    for _, id in ipairs(ranked) do
-      local b = bound[id]
-      if not done[id] and (first == nil or b > firstBound or (b == firstBound and after(id, first))) then
-        first, firstBound = id, b
-      end
-    end
-    if first == nil or not consider(first) then
+  local taken = {}
+  for _, c in ipairs(first) do
+    if not consider(c) then
       return top, topScore
     end
-    done[first] = true
+    taken[c] = true
   end
   local rest = {}
-  for _, id in ipairs(ranked) do
-    if not done[id] then
-      rest[#rest + 1] = id
+  for c = 1, n do
+    if not taken[c] then
+      rest[#rest + 1] = c
     end
   end
   table.sort(rest, precedes)
-  for _, id in ipairs(rest) do
-    if not consider(id) then
+  for _, c in ipairs(rest) do
+    if not consider(c) then
       break
     end
   end
@@ -169,11 +184,13 @@ end
 local explored = 0
 if explore then
   -- Thompson sampling: a CPC (CPA) ad's clicks (actions) per view drawn from its Beta(1 + events, b + misses)
-  -- posterior, where b makes a new ad's expected rate its type's average, sharpened: both parameters are doubled,
-  -- which keeps its mean and divides its variance by about four (Chapelle and Li's posterior reshaping with
-  -- alpha = 1/2: less exploration of ads already known to be worse; bench:ads measures it). A CPM ad's price is
-  -- certain.
+  -- posterior, from its card's counts (views as of its last view in the location or its last learning, events as
+  -- of its last learning, which follows each event), where b makes a new ad's expected rate its type's average,
+  -- sharpened: both parameters are doubled, which keeps its mean and divides its variance by about four (Chapelle
+  -- and Li's posterior reshaping with alpha = 1/2: less exploration of ads already known to be worse; bench:ads
+  -- measures it). A CPM ad's price is certain.
   local SHARPEN = 2
+  local log, sqrt, sin, cos, TAU = math.log, math.sqrt, math.sin, math.cos, 2 * math.pi
   local function uniform() -- Park and Miller's minimal standard generator, seeded by the caller
     seed = (seed * 16807) % 2147483647
     return seed / 2147483647
@@ -185,13 +202,13 @@ if explore then
       spare = nil
       return z
     end
-    local r, t = math.sqrt(-2 * math.log(uniform())), 2 * math.pi * uniform()
-    spare = r * math.sin(t)
-    return r * math.cos(t)
+    local r, t = sqrt(-2 * log(uniform())), TAU * uniform()
+    spare = r * sin(t)
+    return r * cos(t)
   end
   local function gamma(shape) -- Marsaglia and Tsang, for a shape of at least 1
     local d = shape - 1 / 3
-    local c = 1 / math.sqrt(9 * d)
+    local c = 1 / sqrt(9 * d)
     while true do
       local x, v
       repeat
@@ -200,23 +217,22 @@ if explore then
       until v > 0
       v = v * v * v
       local u = uniform()
-      if u < 1 - 0.0331 * x ^ 4 or math.log(u) < 0.5 * x * x + d * (1 - v + math.log(v)) then
+      local xx = x * x
+      if u < 1 - 0.0331 * xx * xx or log(u) < 0.5 * xx + d * (1 - v + log(v)) then
         return d * v
       end
     end
   end
-  local views, events = column('views'), column('events')
   local prior, sampled = {}, {}
-  for _, id in ipairs(ranked) do
-    local t = adType[id]
+  for c = 1, n do
+    local t = adType[c]
     if t == 'CPM' then
-      sampled[id] = ecpm[id]
+      sampled[c] = ecpm[c]
     else
       prior[t] = prior[t] or math.max(1000 / typeAverage(K, t) - 1, 1)
-      local hits = tonumber(events[id]) or 0
-      local misses = math.max((tonumber(views[id]) or 0) - hits, 0)
+      local hits = events[c]
       local x = gamma(SHARPEN * (1 + hits))
-      sampled[id] = 1000 * value[id] * x / (x + gamma(SHARPEN * (prior[t] + misses)))
+      sampled[c] = 1000 * value[c] * x / (x + gamma(SHARPEN * (prior[t] + math.max(views[c] - hits, 0))))
     end
   end
   local choice = best(sampled)
@@ -226,24 +242,32 @@ if explore then
 end
 
 -- The view, as the book's record_targeting_result counts it, and the targeting that a click names.
-local viewsNow = redis.call('HINCRBY', K.views, picked, 1)
+local id = ids[picked]
+local viewsNow = redis.call('HINCRBY', K.views, id, 1)
 redis.call('HINCRBY', K.typeStats, adType[picked] .. ':views', 1)
 lookUp(picked)
 local matched = {}
 for _, i in ipairs(matchedOf[picked]) do
   matched[#matched + 1] = ARGV[7 + i]
-  redis.call('HINCRBY', K.wordViews, picked .. ' ' .. ARGV[7 + i], 1)
+  redis.call('HINCRBY', K.wordViews, id .. ' ' .. ARGV[7 + i], 1)
 end
 if cap > 0 then
-  redis.call('HINCRBY', K.seen, picked, 1)
+  redis.call('HINCRBY', K.seen, id, 1)
   redis.call('EXPIRE', K.seen, secondsAfterDay(day, now))
 end
 if adType[picked] == 'CPM' then
-  charge(K, picked, value[picked] / 1000, now)
+  charge(K, id, value[picked] / 1000, now)
+else
+  -- its cards in the page's locations count this view (the next targetings there sample its posterior up to date)
+  local card = packCard(adType[picked], value[picked], ecpm[picked], low[picked], high[picked], events[picked], viewsNow)
+  redis.call('HSET', KEYS[home[picked]], id, card)
+  for _, l in ipairs(alsoIn[picked] or {}) do
+    redis.call('HSET', KEYS[l], id, card)
+  end
 end
-redis.call('HSET', K.targetings, nonce, picked .. ' ' .. now .. ' ' .. table.concat(matched, ' '))
+redis.call('HSET', K.targetings, nonce, id .. ' ' .. now .. ' ' .. table.concat(matched, ' '))
 redis.call('EXPIRE', K.targetings, TARGETINGS_TTL)
 if viewsNow % 100 == 0 then
-  dueToLearn(K, picked, task, now)
+  dueToLearn(K, id, task, now)
 end
-return { picked, num(score), explored, unpack(matched) }
+return { id, num(score), explored, unpack(matched) }
