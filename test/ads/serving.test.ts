@@ -80,6 +80,18 @@ describe('caps and budgets over two processes, 50 callers at once', () => {
     expect(await adRow('daily')).toMatchObject({ views: 1, spent: 1, exhausted: true });
   });
 
+  it('an ad deleted and indexed again the same day starts with nothing spent today', async () => {
+    const ad = { id: 'again', locations: ['Again'], content: '', type: 'CPM', value: 1000, dailyBudget: 0.5 };
+    await index(ad);
+    const viewer = async () => (await t.signUp()).token;
+    expect((await targetAll(1, ['Again'], await viewer()))[0]?.ad.id).toBe('again');
+    expect(await targetAll(1, ['Again'], await viewer())).toEqual([null]);
+    expect((await t.gql('mutation { deleteAd(id: "again") }', {}, admin)).data).toEqual({ deleteAd: true });
+    await index(ad);
+    expect(await adRow('again')).toMatchObject({ views: 0, spent: 0, exhausted: false });
+    expect((await targetAll(1, ['Again'], await viewer()))[0]?.ad.id).toBe('again');
+  });
+
   it('a CPC budget: every click counts, clicks are charged until it is spent, then it stops serving', async () => {
     await index({ id: 'cpc', locations: ['Clicks'], content: '', type: 'CPC', value: 1, budget: 2.5 });
     const users = await Promise.all(Array.from({ length: 5 }, () => t.signUp()));

@@ -96,11 +96,14 @@ export async function indexAd(
   return reply < 0 ? refused(reply) : reply;
 }
 
-/** Deletes ad `id` read at version `expected` with its locations and words; false when there was none. */
+/**
+ * Deletes ad `id` read at version `expected` with its locations and words, and what it spent on UTC day `day`;
+ * false when there was none; WRONG_DAY as targetAd.
+ */
 export async function deleteAd(
   redis: RedisClient,
   k: AdKeys,
-  a: { id: string; expected: string; locations: readonly string[]; terms: readonly string[] },
+  a: { id: string; expected: string; day: number; locations: readonly string[]; terms: readonly string[] },
 ): Promise<boolean | Refused> {
   const reply = await deleteAdScript(
     redis,
@@ -113,11 +116,12 @@ export async function deleteAd(
       k.wordClicks,
       k.wordActions,
       k.learnPending,
+      k.daily(a.day),
       ...COLUMNS.map((c) => k[c]),
       ...a.locations.map(k.location),
       ...a.terms.map(k.word),
     ],
-    [a.id, a.expected, COLUMNS.length, a.locations.length, ...a.terms],
+    [a.id, a.expected, COLUMNS.length, a.locations.length, a.day, ...a.terms],
   );
   return reply < 0 ? refused(reply) : reply === 1;
 }

@@ -126,15 +126,15 @@ export class AdService {
     return ad;
   }
 
-  /** Deletes an ad and what it learned; false when there was none. */
+  /** Deletes an ad, what it learned and what it spent today; false when there was none. */
   async deleteAd(rawId: string): Promise<boolean> {
     const id = parseAdId(rawId);
-    const result = await whileChanged(`ad "${id}"`, async () => {
-      const old = await commands.readAdState(this.redis, this.keys, id);
-      return commands.deleteAd(this.redis, this.keys, { id, expected: old.version, ...old });
-    });
-    if (isRefused(result)) throw new Error(`unexpected deleteAd status ${result.refused}`);
-    return result;
+    return this.onToday(Date.now(), (day) =>
+      whileChanged(`ad "${id}"`, async () => {
+        const old = await commands.readAdState(this.redis, this.keys, id);
+        return commands.deleteAd(this.redis, this.keys, { id, expected: old.version, day, ...old });
+      }),
+    );
   }
 
   /** Ads `ids` (null where none), one pipeline. */
