@@ -259,7 +259,8 @@ if adType[picked] == 'CPM' then
   charge(K, id, value[picked] / 1000, now)
 else
   -- its cards in the page's locations count this view (the next targetings there sample its posterior up to date)
-  local card = packCard(adType[picked], value[picked], ecpm[picked], low[picked], high[picked], events[picked], viewsNow)
+  local card =
+    struct.pack(CARD, adType[picked], value[picked], ecpm[picked], low[picked], high[picked], events[picked], viewsNow)
   redis.call('HSET', KEYS[home[picked]], id, card)
   for _, l in ipairs(alsoIn[picked] or {}) do
     redis.call('HSET', KEYS[l], id, card)

@@ -33,12 +33,10 @@ local function readProfile(K, id)
   end
 end
 -- An ad's card, what targetAd reads of each candidate from its locations' hashes: its type, value, eCPM, bonus
--- range, and its events (clicks, or actions for CPA) and views as of its last learning, packed as binary
--- (struct.unpack is five times faster than parsing text, and every candidate is read).
+-- range, and its events (clicks, or actions for CPA) and views as of its last learning (targetAd also writes the
+-- views it counts), packed as binary (struct.unpack is five times faster than parsing text, and every candidate is
+-- read).
 local CARD = '<c3dddddd'
-local function packCard(adType, value, ecpm, low, high, events, views)
-  return struct.pack(CARD, adType, value, ecpm, low, high, events, views)
-end
 -- Writes an ad's eCPM, its profile and its card in its locations' hashes KEYS[locations[1] .. locations[2]], with
 -- the lowest and the highest of 0 and its word bonuses (from its words' sets KEYS[words[1] .. words[2]]), which
 -- bound what a page's words can add to its eCPM (see targetAd), and its counts for exploration's posterior.
@@ -52,7 +50,7 @@ local function writeProfile(K, id, adType, value, ecpm, words, locations)
   redis.call('HSET', K.profiles, id, adType .. ' ' .. num(value))
   local events = tonumber(redis.call('HGET', K.events, id)) or 0
   local views = tonumber(redis.call('HGET', K.views, id)) or 0
-  local card = packCard(adType, value, ecpm, low, high, events, views)
+  local card = struct.pack(CARD, adType, value, ecpm, low, high, events, views)
   for i = locations[1], locations[2] do
     redis.call('HSET', KEYS[i], id, card)
   end
