@@ -4,7 +4,7 @@ import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
 import type { CoordinationKeys } from './keys.js';
 
-const acquireLockScript = script<number>('acquireLock');
+const acquireLockScript = script<[number, number?]>('acquireLock');
 const extendLockScript = script<0 | 1>('extendLock');
 const handOffLockScript = script<number>('handOffLock');
 const releaseLockScript = script<0 | 1>('releaseLock');
@@ -17,14 +17,15 @@ const retryTaskScript = script<0 | 1>('retryTask');
 const heartbeatScript = script<string[]>('heartbeat');
 const requeueTasksScript = script<number>('requeueTasks');
 
-/** Takes lock `name` with token `token` for `leaseMs`: its fencing token (> 0), or minus the ms left on the holder's lease. */
-export function acquireLock(
+/** Takes lock `name` with token `token` for `leaseMs`: its fencing token, or the ms left on the holder's lease. */
+export async function acquireLock(
   redis: RedisClient,
   k: CoordinationKeys,
   a: { name: string; token: string; leaseMs: number },
-): Promise<number> {
+): Promise<{ fence: number } | { heldForMs: number }> {
   const lock = k.lock(a.name);
-  return acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
+  const [fence, heldForMs] = await acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
+  return fence > 0 ? { fence } : { heldForMs: heldForMs! };
 }
 
 /** Gives the holder `token` of lock `name` `leaseMs` from now; false when its lease had ended. */

@@ -77,14 +77,13 @@ export class LockService {
     for (;;) {
       const rings = this.waiting.get(name)?.rings;
       const result = await commands.acquireLock(this.redis, this.keys, { name, token, leaseMs });
-      if (result > 0) return { name, token, fence: result };
+      if ('fence' in result) return { name, token, fence: result.fence };
       const left = deadline - performance.now();
       if (left <= 0) return null;
-      // -result: what is left of the holder's lease.
       const handed = await this.waitForRelease(
         name,
         rings,
-        Math.min(left, -result + Math.random() * EXPIRY_JITTER_MS),
+        Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS),
         token,
         leaseMs,
       );
