@@ -224,7 +224,7 @@ async function simulate(
   });
   const client = createRedisClient(config.redis as { kind: 'url'; url: string }, log, 'bench-sim');
   const services = createServices(client, config, log);
-  const worker = startWorker(client, services, config, log);
+  const worker = startWorker({ services, config, log });
   for (const [i, ad] of truth.entries())
     await services.ads.indexAd({ id: `sim${i}`, locations: ['sim'], content: '', type: 'CPC', value: ad.value });
   const g = generator(exploration ? 101 + run : 202);
@@ -312,7 +312,7 @@ async function main(): Promise<number> {
   const config = loadConfig(env);
   const client = createRedisClient(config.redis as { kind: 'url'; url: string }, log, 'bench');
   const services = createServices(client, config, log);
-  const worker = startWorker(client, services, config, log);
+  const worker = startWorker({ services, config, log });
   const { ads, pages } = corpus();
 
   progress(`indexing ${fmt(ads.length)} ads over ${LOCATIONS} locations and ${fmt(VOCABULARY)} words, twice`);

@@ -146,7 +146,7 @@ async function main(): Promise<number> {
     (clients: number): Side =>
     (tag, { seconds }) =>
       lockLoops(clients, seconds, async () => {
-        const lease = await services.locks.acquire(tag, { leaseMs: LEASE_MS, waitMs: WAIT_MS });
+        const lease = await services.locks.acquire({ name: tag, leaseMs: LEASE_MS, waitMs: WAIT_MS });
         if (!lease) throw new Error(`ours: lock ${tag} not acquired within ${WAIT_MS} ms`);
         if (!(await services.locks.release(lease))) throw new Error(`ours: releasing lock ${tag} found the lease gone`);
       });
@@ -160,7 +160,7 @@ async function main(): Promise<number> {
       });
 
   const ourEnqueue = (queue: string, tasks: number) =>
-    pool(tasks, IN_FLIGHT, () => services.queues.enqueue(queue, 'noop', {}));
+    pool(tasks, IN_FLIGHT, () => services.queues.enqueue({ queue, name: 'noop', args: {} }));
   const theirEnqueue = (queue: Queue, tasks: number) => pool(tasks, IN_FLIGHT, () => queue.add('noop', {}));
 
   const ourProcessing =
@@ -169,13 +169,12 @@ async function main(): Promise<number> {
       await ourEnqueue(tag, tasks);
       const runs = countdown(tasks, `ours ${tag}`);
       const handler = { queue: tag, name: 'noop', run: runs.hit };
-      const worker = new Worker(
-        redis,
-        services,
-        { handlers: [handler] },
-        { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 },
+      const worker = new Worker({
+        ...services,
+        handlers: [handler],
+        options: { concurrency, heartbeatMs: 1000, timeoutMs: 10_000, pollMs: 100 },
         log,
-      );
+      });
       const end = await begin();
       worker.start();
       try {
@@ -184,7 +183,7 @@ async function main(): Promise<number> {
         await worker.stop(1000);
       }
       const sample = await end(tasks);
-      const left = await services.queues.status(tag);
+      const left = await services.queues.status({ queue: tag });
       if (runs.count() !== tasks || left.ready + left.running + left.delayed + left.failed > 0) {
         throw new Error(`ours ${tag}: ${runs.count()} runs of ${tasks} tasks; left ${JSON.stringify(left)}`);
       }

@@ -147,8 +147,8 @@ class Seeder {
       Array.from({ length: connections }, (_, i) => `b${this.tag}_${batch}_${i}`),
       50,
       async (name, i) => {
-        await this.services.users.createSystemUser(name);
-        users[i] = { name, token: await this.services.sessions.create(name) };
+        await this.services.users.createSystemUser({ username: name });
+        users[i] = { name, token: await this.services.sessions.create({ username: name }) };
       },
     );
     const blank = layoutOf(

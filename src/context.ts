@@ -27,6 +27,11 @@ export interface Context {
   confirmReceipt?: () => Promise<void>;
 }
 
+/** The context of a field that needs a signed-in viewer (the `signedIn` and `admin` scopes of schema/builder.ts). */
+export interface SignedIn extends Context {
+  viewer: Viewer;
+}
+
 /** Per-operation DataLoaders, from every domain (services/<domain>/index.ts). */
 export type Loaders = ReturnType<Services['loaders']>;
 
@@ -40,6 +45,6 @@ export function bearerToken(authorization: unknown): string | null | undefined {
 
 export async function resolveViewer(services: Services, token: string | null | undefined): Promise<Viewer | null> {
   if (!token) return null;
-  const username = await services.sessions.resolve(token);
+  const username = await services.sessions.resolve({ token });
   return username ? { username } : null;
 }

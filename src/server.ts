@@ -44,7 +44,7 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ url: `http://${config.host}:${port}/graphql`, redis: config.redis.kind }, 'gateway listening');
   // WORKER=off leaves tasks (scheduled messages) to `npm run worker` processes.
-  const worker = config.worker ? startWorker(redis, app.services, config, log) : undefined;
+  const worker = config.worker ? startWorker({ services: app.services, config, log }) : undefined;
 
   return async (signal) => {
     log.info({ signal }, 'stopping');

@@ -9,7 +9,7 @@ import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { keyspace } from '../redis/keys.js';
-import { userKeys } from '../redis/users/keys.js';
+import { userCommands } from '../redis/users/commands.js';
 import { AdminService } from '../services/users/admins.js';
 
 const USAGE = 'usage: npm run admin -- grant NAME | revoke NAME | list';
@@ -23,9 +23,10 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');
   try {
-    const admins = new AdminService(redis, userKeys(keyspace(config.keyPrefix)), new Set());
-    if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grantAdmin(name!)}\n`);
-    else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revokeAdmin(name!)}\n`);
+    const admins = new AdminService({ commands: userCommands(redis, keyspace(config.keyPrefix)), shortcut: new Set() });
+    const username = name!;
+    if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grantAdmin({ username })}\n`);
+    else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revokeAdmin({ username })}\n`);
     else process.stdout.write((await admins.list()).map((u) => `${u}\n`).join(''));
   } finally {
     await closeRedisClient(redis);

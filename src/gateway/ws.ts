@@ -81,7 +81,7 @@ export function serveWebSocket(
         const { socket } = ctx.extra;
         socket.once(
           'close',
-          services.sessions.watch(token!, () => forbidden(socket)),
+          services.sessions.watch({ token: token! }, () => forbidden(socket)),
         );
         return true;
       },

@@ -105,7 +105,7 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
         maxDirectives: { n: 20 },
         blockFieldSuggestion: { enabled: config.env === 'production' },
       }),
-      useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready(1000) }),
+      useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready({ timeoutMs: 1000 }) }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
       useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),

@@ -10,7 +10,7 @@ export function requireViewer(ctx: Context): Viewer {
 /** The viewer, when they hold an admin grant now (asked of Redis each time: a revocation counts at once). */
 export async function requireAdmin(ctx: Context): Promise<Viewer> {
   const viewer = requireViewer(ctx);
-  if (!(await ctx.services.admins.isAdmin(viewer.username))) throw forbidden('only an admin may do this');
+  if (!(await ctx.services.admins.isAdmin({ username: viewer.username }))) throw forbidden('only an admin may do this');
   return viewer;
 }
 

@@ -1,28 +1,17 @@
-import type { Context } from '../context.js';
-import { requireAdmin } from './auth.js';
+/** Operations control: the admin scope (schema/ops.ts) decides who asks; one service call each. */
+import type { Context, SignedIn } from '../context.js';
 
 export const maintenance = (_root: unknown, _args: unknown, ctx: Context): Promise<boolean> =>
   ctx.services.ops.isUnderMaintenance();
 
-export const setMaintenance = async (_root: unknown, args: { enabled: boolean }, ctx: Context): Promise<boolean> => {
-  await requireAdmin(ctx);
-  return ctx.services.ops.setMaintenance(args.enabled);
-};
+export const setMaintenance = (_root: unknown, args: { enabled: boolean }, ctx: SignedIn): Promise<boolean> =>
+  ctx.services.ops.setMaintenance(args);
 
-export const config = async (
-  _root: unknown,
-  args: { type: string; component: string },
-  ctx: Context,
-): Promise<unknown> => {
-  await requireAdmin(ctx);
-  return ctx.services.ops.config(args.type, args.component);
-};
+export const config = (_root: unknown, args: { type: string; component: string }, ctx: SignedIn): Promise<unknown> =>
+  ctx.services.ops.config(args);
 
-export const setConfig = async (
+export const setConfig = (
   _root: unknown,
   args: { type: string; component: string; value?: unknown },
-  ctx: Context,
-): Promise<unknown> => {
-  await requireAdmin(ctx);
-  return ctx.services.ops.setConfig(args.type, args.component, args.value);
-};
+  ctx: SignedIn,
+): Promise<unknown> => ctx.services.ops.setConfig({ ...args, value: args.value });

@@ -1,17 +1,47 @@
-/** The Pothos schema builder: context type, scalars and the root types every domain file adds fields to. */
+/**
+ * The Pothos schema builder: context type, scalars, the root types every domain file adds fields to, and who may
+ * ask (the scope-auth plugin): a field declares `t.withAuth({ signedIn: true })` or `{ admin: true }`, and its
+ * resolver gets a context whose viewer is not null. The `admin` scope asks Redis once per operation, however many
+ * fields need it, so a revocation counts at the next operation. Scopes are checked when a subscription starts, over
+ * WebSocket and SSE alike.
+ */
 import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import type { GraphQLResolveInfo } from 'graphql';
 import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
-import type { Context } from '../context.js';
+import type { Context, SignedIn } from '../context.js';
+import { forbidden, unauthenticated } from '../errors.js';
+
+const ROOTS = new Set(['Query', 'Mutation', 'Subscription']);
+
+/** The refusal of a scope: who is not signed in must sign in; a signed-in user is not an admin. */
+function refusal(ctx: Context, info: GraphQLResolveInfo): Error {
+  if (!ctx.viewer) return unauthenticated();
+  return forbidden(ROOTS.has(info.parentType.name) ? 'only an admin may do this' : 'only an admin may see this field');
+}
 
 export const builder = new SchemaBuilder<{
   Context: Context;
+  AuthScopes: { signedIn: boolean; admin: boolean };
+  AuthContexts: { signedIn: SignedIn; admin: SignedIn };
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
     File: { Input: File; Output: never };
   };
-}>({ defaultFieldNullability: false });
+}>({
+  plugins: [ScopeAuthPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (ctx) => ({
+      signedIn: ctx.viewer !== null,
+      admin: async () => ctx.viewer !== null && (await ctx.services.admins.isAdmin({ username: ctx.viewer.username })),
+    }),
+    unauthorizedError: (_parent, ctx, info) => refusal(ctx, info),
+  },
+});
 
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);

@@ -14,5 +14,7 @@ const QueueStatusType = builder.objectRef<QueueStatus>('QueueStatus').implement(
 });
 
 builder.queryFields((t) => ({
-  queues: t.field({ type: [QueueStatusType], description: 'Admin: the task queues.', resolve: resolvers.queues }),
+  queues: t
+    .withAuth({ admin: true })
+    .field({ type: [QueueStatusType], description: 'Admin: the task queues.', resolve: resolvers.queues }),
 }));

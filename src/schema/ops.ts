@@ -8,7 +8,7 @@ builder.queryFields((t) => ({
     description: 'Whether maintenance mode is on (mutations paused).',
     resolve: resolvers.maintenance,
   }),
-  config: t.field({
+  config: t.withAuth({ admin: true }).field({
     type: 'JSON',
     nullable: true,
     description: 'Admin: the configuration of one component, null when none is set.',
@@ -18,13 +18,13 @@ builder.queryFields((t) => ({
 }));
 
 builder.mutationFields((t) => ({
-  setMaintenance: t.field({
+  setMaintenance: t.withAuth({ admin: true }).field({
     type: 'Boolean',
     description: 'Admin: turns maintenance mode on or off; every gateway instance follows within about a second.',
     args: { enabled: t.arg.boolean({ required: true }) },
     resolve: resolvers.setMaintenance,
   }),
-  setConfig: t.field({
+  setConfig: t.withAuth({ admin: true }).field({
     type: 'JSON',
     description: `Admin: stores the configuration of one component (at most ${CONFIG_MAX_BYTES / 1024} KiB of JSON, nested at most ${CONFIG_MAX_DEPTH} deep) and returns it.`,
     args: {

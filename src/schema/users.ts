@@ -1,7 +1,8 @@
 import * as resolvers from '../resolvers/users.js';
 import type { Authenticated, User } from '../services/users/users.js';
 import { builder } from './builder.js';
-import { DIRECTORY_PAGE_MAX, PASSWORD_MAX, PASSWORD_MIN } from '../services/users/users.js';
+import { DIRECTORY_PAGE, PASSWORD_MAX, PASSWORD_MIN } from '../services/users/users.js';
+import { firstArg } from './args.js';
 
 export const UserType = builder.objectRef<User>('User').implement({
   description: 'A user. Usernames are case-insensitive and stored in lower case; the id is the username.',
@@ -34,8 +35,9 @@ builder.queryFields((t) => ({
   }),
   users: t.field({
     type: [UserType],
-    description: `Directory autocomplete: users whose name starts with \`prefix\` (case-insensitive), sorted by username; \`first\` at most ${DIRECTORY_PAGE_MAX}.`,
-    args: { prefix: t.arg.string({ required: true }), first: t.arg.int({ defaultValue: 10 }) },
+    description:
+      'Directory autocomplete: users whose name starts with `prefix` (case-insensitive), sorted by username.',
+    args: { prefix: t.arg.string({ required: true }), first: firstArg(t.arg, DIRECTORY_PAGE) },
     resolve: resolvers.users,
   }),
 }));
@@ -53,13 +55,13 @@ builder.mutationFields((t) => ({
     resolve: resolvers.signUp,
   }),
   signIn: t.field({ type: AuthPayload, args: credentials(t), resolve: resolvers.signIn }),
-  grantAdmin: t.field({
+  grantAdmin: t.withAuth({ admin: true }).field({
     type: UserType,
     description: 'Admin: makes an existing user an admin (NOT_FOUND for a name nobody has signed up).',
     args: { username: t.arg.string({ required: true }) },
     resolve: resolvers.grantAdmin,
   }),
-  revokeAdmin: t.field({
+  revokeAdmin: t.withAuth({ admin: true }).field({
     type: UserType,
     description: 'Admin: takes an admin grant back; the last grant cannot be revoked (CONFLICT).',
     args: { username: t.arg.string({ required: true }) },

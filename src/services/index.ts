@@ -4,6 +4,7 @@
  * DataLoaders, worker jobs and stop are composed from what its factory returns. Services know nothing of GraphQL.
  */
 import type { Logger } from 'pino';
+import { joinNamed } from '../compose.js';
 import type { Config } from '../config.js';
 import type { RedisClient } from '../redis/clients.js';
 import { keyspace } from '../redis/keys.js';
@@ -21,8 +22,8 @@ import { createUsers } from './users/index.js';
 
 export type Services = ReturnType<typeof createServices>;
 
-/** Domains added in order; `S` and `L` are the services and loaders so far. */
-class Composer<S extends object, L extends object> {
+/** Domains added in order; `S` and `L` are the services and loaders so far. A name given twice throws. */
+export class Composer<S extends object, L extends object> {
   constructor(
     private readonly base: Base,
     private readonly services: S,
@@ -33,11 +34,22 @@ class Composer<S extends object, L extends object> {
     factory: (base: Base, services: S) => Domain<S2, L2>,
   ): Composer<S & S2, L & L2> {
     const domain = factory(this.base, this.services);
-    return new Composer<S & S2, L & L2>(this.base, { ...this.services, ...domain.services }, [...this.domains, domain]);
+    const services = joinNamed<S & S2>('service', [this.services, domain.services]);
+    return new Composer<S & S2, L & L2>(this.base, services, [...this.domains, domain]);
   }
 
   build() {
     const domains = this.domains;
+    joinNamed('service', [this.services, { loaders: 0, handlers: 0, jobs: 0, close: 0 }]);
+    // Loaders are made per operation: their names are checked once, here, on an anonymous viewer's set.
+    joinNamed(
+      'loader',
+      domains.map((d) => d.loaders?.(null) ?? {}),
+    );
+    joinNamed(
+      'job',
+      domains.map((d) => Object.fromEntries((d.jobs ?? []).map((j) => [j.name, j]))),
+    );
     return {
       ...this.services,
       /** Per-operation DataLoaders for a viewer. */

@@ -20,7 +20,7 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   const redis = createRedisClient(endpoint, log, 'worker');
   const services = createServices(redis, config, log);
   logForward.attach(gatewayLogSink(services.logs));
-  const worker = startWorker(redis, services, config, log);
+  const worker = startWorker({ services, config, log });
 
   return async (signal) => {
     log.info({ signal }, 'stopping');

@@ -9,8 +9,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { closeRedisClient, createBlockingClient, type RedisClient } from '../redis/clients.js';
-import { PROMOTE_BATCH, type QueueService, type Task } from '../services/coordination/queues.js';
+import { PROMOTE_BATCH, type QueueConsumer, type QueueService, type Task } from '../services/coordination/queues.js';
 import { AppError } from '../errors.js';
 import type { LockService } from '../services/coordination/locks.js';
 import type { SemaphoreService } from '../services/coordination/semaphores.js';
@@ -37,11 +36,21 @@ const ERROR_PAUSE_MS = 1000;
 /** A periodic job's lock lease, kept alive while the job runs. */
 const JOB_LEASE_MS = 30_000;
 
+export interface WorkerDeps {
+  queues: QueueService;
+  semaphores: SemaphoreService;
+  locks: LockService;
+  handlers: TaskHandler[];
+  jobs?: PeriodicJob[];
+  options: WorkerOptions;
+  log: Logger;
+}
+
 export class Worker {
   readonly id = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly handlers = new Map<string, Map<string, TaskHandler>>();
   private readonly running = new Set<Promise<void>>();
-  private readonly blocking: RedisClient[] = [];
+  private readonly consumers: QueueConsumer[] = [];
   private readonly loops: Promise<void>[] = [];
   /** Acknowledgements and returns that failed (Redis away); retried on every heartbeat, and at stop. */
   private unsettled: (() => Promise<unknown>)[] = [];
@@ -57,17 +66,19 @@ export class Worker {
   private readonly semaphores: SemaphoreService;
   private readonly locks: LockService;
   private readonly jobs: PeriodicJob[];
+  private readonly options: WorkerOptions;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    services: { queues: QueueService; semaphores: SemaphoreService; locks: LockService },
-    work: { handlers: TaskHandler[]; jobs?: PeriodicJob[] },
-    private readonly options: WorkerOptions,
-    private readonly log: Logger,
-  ) {
-    ({ queues: this.queues, semaphores: this.semaphores, locks: this.locks } = services);
-    this.jobs = work.jobs ?? [];
-    for (const h of work.handlers) {
+  constructor(deps: WorkerDeps) {
+    ({
+      queues: this.queues,
+      semaphores: this.semaphores,
+      locks: this.locks,
+      options: this.options,
+      log: this.log,
+    } = deps);
+    this.jobs = deps.jobs ?? [];
+    for (const h of deps.handlers) {
       const byName = this.handlers.get(h.queue) ?? new Map<string, TaskHandler>();
       if (byName.has(h.name)) throw new Error(`two handlers for task "${h.name}" on queue "${h.queue}"`);
       this.handlers.set(h.queue, byName.set(h.name, h));
@@ -76,9 +87,9 @@ export class Worker {
 
   start(): void {
     for (const [queue, byName] of this.handlers) {
-      const blocking = createBlockingClient(this.redis, this.log, `worker:${queue}`);
-      this.blocking.push(blocking);
-      this.loops.push(this.consume(queue, byName, blocking), this.promote(queue));
+      const consumer = this.queues.consumer({ queue, workerId: this.id });
+      this.consumers.push(consumer);
+      this.loops.push(this.consume(queue, byName, consumer), this.promote(queue));
     }
     for (const job of this.jobs) this.loops.push(this.periodic(job));
     void this.beat();
@@ -103,14 +114,14 @@ export class Worker {
   private async shutdown(graceMs: number): Promise<void> {
     this.stopping.abort();
     clearInterval(this.heartbeat);
-    for (const b of this.blocking) b.disconnect(); // ends a pending BLMOVE
+    for (const c of this.consumers) c.interrupt(); // ends a pending BLMOVE
     await Promise.all(this.loops);
     const finished = await Promise.race([Promise.all(this.running).then(() => true), sleep(graceMs).then(() => false)]);
     if (!finished) this.abortTasks.abort(new Error('the worker is stopping'));
     await this.settleAll();
     for (const queue of this.handlers.keys()) {
       try {
-        const returned = await this.queues.requeue(queue, this.id, -1);
+        const returned = await this.queues.requeue({ queue, workerId: this.id, timeoutMs: -1 });
         if (returned !== 'alive' && returned > 0)
           this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
       } catch (err) {
@@ -120,11 +131,11 @@ export class Worker {
         );
       }
     }
-    await Promise.all(this.blocking.map(closeRedisClient));
+    await Promise.all(this.consumers.map((c) => c.close()));
     this.log.info({ worker: this.id }, 'worker stopped');
   }
 
-  private async consume(queue: string, byName: Map<string, TaskHandler>, blocking: RedisClient): Promise<void> {
+  private async consume(queue: string, byName: Map<string, TaskHandler>, consumer: QueueConsumer): Promise<void> {
     const slots = new Set<Promise<void>>();
     while (!this.stopping.signal.aborted) {
       if (slots.size >= this.options.concurrency) {
@@ -135,7 +146,7 @@ export class Worker {
       try {
         // A stop does not wait for the take: ioredis never settles a command queued while a client it then
         // disconnects was reconnecting. Tasks a late take moves to this worker are returned by the stop's requeue.
-        const taking = this.take(queue, blocking, this.options.concurrency - slots.size);
+        const taking = this.take(queue, consumer, this.options.concurrency - slots.size);
         taking.catch(() => undefined);
         tasks = await Promise.race([taking, this.stopRequested.then(() => [])]);
       } catch (err) {
@@ -156,31 +167,28 @@ export class Worker {
   }
 
   /** Fills up to `free` slots in one round trip; waits with BLMOVE only when nothing is ready. */
-  private async take(queue: string, blocking: RedisClient, free: number): Promise<Task[]> {
-    const ready = await this.queues.takeReady(queue, this.id, free);
+  private async take(queue: string, consumer: QueueConsumer, free: number): Promise<Task[]> {
+    const ready = await this.queues.takeReady({ queue, workerId: this.id, max: free });
     if (ready.length > 0) return ready;
-    const task = await this.queues.take(blocking, queue, this.id, TAKE_TIMEOUT_SECONDS);
+    const task = await consumer.take({ timeoutSeconds: TAKE_TIMEOUT_SECONDS });
     return task ? [task] : [];
   }
 
   private async run(queue: string, handler: TaskHandler | undefined, task: Task): Promise<void> {
+    const taken = { queue, workerId: this.id, task };
     if (!handler) {
-      await this.settle(() =>
-        this.queues.fail(queue, this.id, task, `no handler for task "${task.name}" on queue "${queue}"`),
-      );
+      const error = `no handler for task "${task.name}" on queue "${queue}"`;
+      await this.settle(() => this.queues.fail({ ...taken, error }));
       return;
     }
     const limit = handler.concurrency;
-    const semaphore = `task:${task.name}`;
-    const holder = `${this.id}:${task.id}`;
+    const place = { name: `task:${task.name}`, holder: `${this.id}:${task.id}` };
+    const timeoutMs = this.options.timeoutMs;
     if (limit !== undefined) {
-      const admitted = await this.semaphores
-        .acquire(semaphore, limit, this.options.timeoutMs, holder)
-        .catch(() => null);
+      const admitted = await this.semaphores.acquire({ ...place, limit, timeoutMs }).catch(() => null);
       if (!admitted) {
-        await this.settle(() =>
-          this.queues.defer(queue, this.id, task, Math.round(LIMIT_RETRY_MS * (0.5 + Math.random()))),
-        );
+        const delayMs = Math.round(LIMIT_RETRY_MS * (0.5 + Math.random()));
+        await this.settle(() => this.queues.defer({ ...taken, delayMs }));
         return;
       }
     }
@@ -189,7 +197,7 @@ export class Worker {
         ? undefined
         : setInterval(() => {
             this.semaphores
-              .refresh(semaphore, holder, this.options.timeoutMs)
+              .refresh({ ...place, timeoutMs })
               .catch((err: unknown) => this.log.warn({ task: task.id, err }, 'semaphore refresh failed'));
           }, this.options.timeoutMs / 3);
     let failure: string | undefined;
@@ -203,10 +211,10 @@ export class Worker {
       );
     } finally {
       clearInterval(refresh);
-      if (limit !== undefined) await this.semaphores.release(semaphore, holder).catch(() => false); // else it times out
+      if (limit !== undefined) await this.semaphores.release(place).catch(() => false); // else it times out
     }
     await this.settle(() =>
-      failure === undefined ? this.queues.ack(queue, this.id, task) : this.queues.fail(queue, this.id, task, failure),
+      failure === undefined ? this.queues.ack(taken) : this.queues.fail({ ...taken, error: failure }),
     );
   }
 
@@ -214,7 +222,7 @@ export class Worker {
     while (!this.stopping.signal.aborted) {
       let wait = this.options.pollMs;
       try {
-        const { moved, nextDueMs } = await this.queues.promote(queue);
+        const { moved, nextDueMs } = await this.queues.promote({ queue });
         if (moved >= PROMOTE_BATCH) continue;
         if (nextDueMs >= 0) wait = Math.min(wait, nextDueMs);
       } catch (err) {
@@ -231,7 +239,7 @@ export class Worker {
       await this.pause(job.everyMs);
       if (this.stopping.signal.aborted) return;
       try {
-        await this.locks.withLock(`job:${job.name}`, { leaseMs: JOB_LEASE_MS }, (signal) =>
+        await this.locks.withLock({ name: `job:${job.name}`, leaseMs: JOB_LEASE_MS }, (signal) =>
           job.run(AbortSignal.any([signal, this.abortTasks.signal])),
         );
       } catch (err) {
@@ -245,9 +253,10 @@ export class Worker {
   private async beat(): Promise<void> {
     for (const queue of this.handlers.keys()) {
       try {
-        const dead = await this.queues.heartbeat(queue, this.id, this.options.timeoutMs);
+        const { timeoutMs } = this.options;
+        const dead = await this.queues.heartbeat({ queue, workerId: this.id, timeoutMs });
         for (const worker of dead) {
-          const returned = await this.queues.requeue(queue, worker, this.options.timeoutMs);
+          const returned = await this.queues.requeue({ queue, workerId: worker, timeoutMs });
           if (returned !== 'alive')
             this.log.warn(
               { worker: this.id, queue, dead: worker, returned },

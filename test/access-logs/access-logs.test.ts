@@ -48,7 +48,7 @@ beforeAll(async () => {
     UPLOAD_MAX_BYTES: '4000000',
     LOGS_HELD_MAX_BYTES: '8000000',
   });
-  worker = startWorker(t.redis, t.app.services, t.config, createLogger('silent'));
+  worker = startWorker({ services: t.app.services, config: t.config, log: createLogger('silent') });
   admin = (await t.signUp('admin')).token;
   // City data with regions and cities (the ip-location-db city layout), a gap, and IPv6.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-logs-'));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { adKeys } from '../../src/redis/ads/keys.js';
 import { keyspace } from '../../src/redis/keys.js';
-import { pairs } from '../../src/services/shared/replies.js';
+import { pairs } from '../../src/redis/replies.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, postGraphQL, prefixMemory, startTestApp } from '../support/app.js';
 import { readmeOperations } from '../support/readme.js';
@@ -43,7 +43,7 @@ const codeOf = (r: { errors?: { extensions?: { code?: string } }[] }) => r.error
 /** An app with a worker (learning) and an admin. */
 async function adsApp(env: Record<string, string> = {}) {
   const t = await startTestApp({ ...FAST_WORKER, ...env });
-  const worker = startWorker(t.redis, t.app.services, t.config, createLogger('silent'));
+  const worker = startWorker({ services: t.app.services, config: t.config, log: createLogger('silent') });
   const admin = (await t.signUp('admin')).token;
   const index = async (input: Record<string, unknown>) => {
     const r = await t.gql<{ indexAd: { id: string; ecpm: number; terms: string[] } }>(INDEX, { input }, admin);

@@ -257,7 +257,7 @@ describe('members, contacts and notifications', () => {
     const me = await t.signUp();
     const keys = keysOf(t.config.keyPrefix);
     const others = Array.from({ length: 105 }, (_, i) => `${uniqueName('c')}${String(i).padStart(3, '0')}`);
-    await Promise.all(others.map((name) => t.app.services.users.createSystemUser(name)));
+    await Promise.all(others.map((name) => t.app.services.users.createSystemUser({ username: name })));
     const contacts = async (prefix?: string, first?: number) =>
       (
         await t.gql<{ contacts: string[] }>(

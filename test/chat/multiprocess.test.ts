@@ -38,8 +38,8 @@ interface Subscriber {
 /** Users with sessions made through the services (no password hashing: 330 scrypt runs would dominate the test). */
 async function seedUser(): Promise<{ username: string; token: string }> {
   const username = uniqueName('p');
-  await services.users.createSystemUser(username);
-  return { username, token: await services.sessions.create(username) };
+  await services.users.createSystemUser({ username });
+  return { username, token: await services.sessions.create({ username }) };
 }
 
 describe('three gateway processes on one Redis', () => {

@@ -35,7 +35,7 @@ let worker: Worker;
 
 beforeAll(async () => {
   t = await startTestApp(FAST_WORKER);
-  worker = startWorker(t.redis, t.app.services, t.config, createLogger('silent'));
+  worker = startWorker({ services: t.app.services, config: t.config, log: createLogger('silent') });
 });
 
 afterAll(() => worker?.stop(1000));
@@ -102,12 +102,12 @@ describe('scheduled messages', () => {
     const ann = await t.signUp();
     const bob = await t.signUp();
     const chatId = await createChat(t, ann.token, [bob.username]);
-    const before = (await t.app.services.queues.status('scheduled')).delayed;
+    const before = (await t.app.services.queues.status({ queue: 'scheduled' })).delayed;
     const r = await schedule(ann.token, chatId, 'never mind', new Date(Date.now() + 800));
     const id = r.data!.scheduleMessage.id;
-    expect((await t.app.services.queues.status('scheduled')).delayed).toBe(before + 1);
+    expect((await t.app.services.queues.status({ queue: 'scheduled' })).delayed).toBe(before + 1);
     expect((await t.gql(CANCEL, { id }, ann.token)).data).toEqual({ cancelScheduledMessage: true });
-    expect((await t.app.services.queues.status('scheduled')).delayed).toBe(before);
+    expect((await t.app.services.queues.status({ queue: 'scheduled' })).delayed).toBe(before);
     await sleep(1500);
     expect(await lastId(bob.token, chatId)).toBe(0);
     const list = await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token);

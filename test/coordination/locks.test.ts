@@ -20,14 +20,14 @@ describe('locks', () => {
   it("passes the book's test: a held lock refuses, frees itself when its lease ends, and releases", async () => {
     const locks = t.app.services.locks;
     const name = uniqueName('book');
-    const first = await locks.acquire(name, { leaseMs: 1000 });
+    const first = await locks.acquire({ name, leaseMs: 1000 });
     expect(first).not.toBeNull();
-    expect(await locks.acquire(name, { leaseMs: 1000, waitMs: 10 })).toBeNull();
+    expect(await locks.acquire({ name, leaseMs: 1000, waitMs: 10 })).toBeNull();
     await sleep(2000);
-    const second = await locks.acquire(name, { leaseMs: 1000 });
+    const second = await locks.acquire({ name, leaseMs: 1000 });
     expect(second).not.toBeNull();
     expect(await locks.release(second!)).toBe(true);
-    const third = await locks.acquire(name, { leaseMs: 1000 });
+    const third = await locks.acquire({ name, leaseMs: 1000 });
     expect(third).not.toBeNull();
     expect(await locks.release(third!)).toBe(true);
   });
@@ -35,25 +35,25 @@ describe('locks', () => {
   it('refuses extend and release to a holder whose lease ended, whose fencing token is lower than the next', async () => {
     const locks = t.app.services.locks;
     const name = uniqueName('fence');
-    const stale = (await locks.acquire(name, { leaseMs: 100 }))!;
+    const stale = (await locks.acquire({ name, leaseMs: 100 }))!;
     await sleep(250);
-    const next = (await locks.acquire(name, { leaseMs: 5000 }))!;
+    const next = (await locks.acquire({ name, leaseMs: 5000 }))!;
     expect(next).not.toBeNull();
     expect(next.fence).toBeGreaterThan(stale.fence);
-    expect(await locks.extend(stale, 5000)).toBe(false);
+    expect(await locks.extend({ lease: stale, leaseMs: 5000 })).toBe(false);
     expect(await locks.release(stale)).toBe(false);
     // The stale holder changed nothing: the next one still holds the lock.
-    expect(await locks.acquire(name, { leaseMs: 1000 })).toBeNull();
-    expect(await locks.extend(next, 5000)).toBe(true);
+    expect(await locks.acquire({ name, leaseMs: 1000 })).toBeNull();
+    expect(await locks.extend({ lease: next, leaseMs: 5000 })).toBe(true);
     expect(await locks.release(next)).toBe(true);
   });
 
   it('wakes a waiter when the holder releases, long before the lease would end', async () => {
     const locks = t.app.services.locks;
     const name = uniqueName('wake');
-    const holder = (await locks.acquire(name, { leaseMs: 30_000 }))!;
+    const holder = (await locks.acquire({ name, leaseMs: 30_000 }))!;
     // It waits less than the holder's lease: only the release can let it in.
-    const waiting = locks.acquire(name, { leaseMs: 1000, waitMs: 20_000 });
+    const waiting = locks.acquire({ name, leaseMs: 1000, waitMs: 20_000 });
     await sleep(200);
     await locks.release(holder);
     const got = await waiting;
@@ -65,14 +65,14 @@ describe('locks', () => {
   it('withLock extends the lease while its function runs, and releases after', async () => {
     const locks = t.app.services.locks;
     const name = uniqueName('long');
-    const result = await locks.withLock(name, { leaseMs: 300 }, async (signal) => {
+    const result = await locks.withLock({ name, leaseMs: 300 }, async (signal) => {
       await sleep(1000); // more than three leases
       expect(signal.aborted).toBe(false);
-      expect(await locks.acquire(name, { leaseMs: 100 })).toBeNull();
+      expect(await locks.acquire({ name, leaseMs: 100 })).toBeNull();
       return 42;
     });
     expect(result).toBe(42);
-    const after = await locks.acquire(name, { leaseMs: 100 });
+    const after = await locks.acquire({ name, leaseMs: 100 });
     expect(after).not.toBeNull();
     await locks.release(after!);
   });
@@ -81,7 +81,7 @@ describe('locks', () => {
     const locks = t.app.services.locks;
     const name = uniqueName('lost');
     let reason: unknown;
-    await locks.withLock(name, { leaseMs: 300 }, async (signal) => {
+    await locks.withLock({ name, leaseMs: 300 }, async (signal) => {
       // Another party takes the lock over (as after a pause longer than the lease).
       await t.redis.set(keysOf(t.config.keyPrefix).lock(name).owner, 'someone-else');
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -90,7 +90,7 @@ describe('locks', () => {
     expect(reason).toBeInstanceOf(LeaseLostError);
     // The lock is still the other party's: withLock did not release it.
     expect(await t.redis.get(keysOf(t.config.keyPrefix).lock(name).owner)).toBe('someone-else');
-    await expect(locks.withLock(name, { leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({
+    await expect(locks.withLock({ name, leaseMs: 300, waitMs: 50 }, () => Promise.resolve())).rejects.toMatchObject({
       code: 'BUSY',
     });
   });
@@ -103,14 +103,14 @@ describe('locks', () => {
     const fences: number[] = [];
     const contenders = Array.from({ length: 10 }, async () => {
       while (!outsiderIn) {
-        const lease = await t.app.services.locks.acquire(name, { leaseMs: 5000, waitMs: 20_000 });
+        const lease = await t.app.services.locks.acquire({ name, leaseMs: 5000, waitMs: 20_000 });
         if (!lease) continue;
         fences.push(lease.fence);
         await t.app.services.locks.release(lease);
       }
     });
     await sleep(200);
-    const outsider = await other.locks.acquire(name, { leaseMs: 5000, waitMs: 15_000 });
+    const outsider = await other.locks.acquire({ name, leaseMs: 5000, waitMs: 15_000 });
     outsiderIn = true;
     expect(outsider).not.toBeNull();
     expect(fences.length).toBeGreaterThan(HANDOFF_MAX); // the local ones did hand over meanwhile
@@ -132,32 +132,32 @@ describe('semaphores', () => {
   it("passes the book's test: three in, a fourth refused, a timed-out holder's place is given again", async () => {
     const sem = t.app.services.semaphores;
     const name = uniqueName('book');
-    const holders = await Promise.all([1, 2, 3].map(() => sem.acquire(name, 3, 1000)));
+    const holders = await Promise.all([1, 2, 3].map(() => sem.acquire({ name, limit: 3, timeoutMs: 1000 })));
     expect(holders.every((h) => h !== null)).toBe(true);
-    expect(await sem.acquire(name, 3, 1000)).toBeNull();
+    expect(await sem.acquire({ name, limit: 3, timeoutMs: 1000 })).toBeNull();
     await sleep(2000);
-    const late = await sem.acquire(name, 3, 1000);
+    const late = await sem.acquire({ name, limit: 3, timeoutMs: 1000 });
     expect(late).not.toBeNull();
-    expect(await sem.release(name, late!)).toBe(true);
-    const again = await Promise.all([1, 2, 3].map(() => sem.acquire(name, 3, 1000)));
+    expect(await sem.release({ name, holder: late! })).toBe(true);
+    const again = await Promise.all([1, 2, 3].map(() => sem.acquire({ name, limit: 3, timeoutMs: 1000 })));
     expect(again.every((h) => h !== null)).toBe(true);
-    expect(await sem.acquire(name, 3, 1000)).toBeNull();
+    expect(await sem.acquire({ name, limit: 3, timeoutMs: 1000 })).toBeNull();
     // The timed-out holders are gone for good.
-    expect(await sem.refresh(name, holders[0]!, 1000)).toBe(false);
-    expect(await sem.release(name, holders[0]!)).toBe(false);
+    expect(await sem.refresh({ name, holder: holders[0]!, timeoutMs: 1000 })).toBe(false);
+    expect(await sem.release({ name, holder: holders[0]! })).toBe(false);
   });
 
   it('keeps a refreshed holder in', async () => {
     const sem = t.app.services.semaphores;
     const name = uniqueName('refresh');
-    const holder = (await sem.acquire(name, 1, 400))!;
+    const holder = (await sem.acquire({ name, limit: 1, timeoutMs: 400 }))!;
     for (let i = 0; i < 4; i++) {
       await sleep(200);
-      expect(await sem.refresh(name, holder, 400)).toBe(true);
+      expect(await sem.refresh({ name, holder: holder, timeoutMs: 400 })).toBe(true);
     }
-    expect(await sem.acquire(name, 1, 400)).toBeNull();
-    expect(await sem.release(name, holder)).toBe(true);
-    expect(await sem.acquire(name, 1, 400)).not.toBeNull();
+    expect(await sem.acquire({ name, limit: 1, timeoutMs: 400 })).toBeNull();
+    expect(await sem.release({ name, holder: holder })).toBe(true);
+    expect(await sem.acquire({ name, limit: 1, timeoutMs: 400 })).not.toBeNull();
   });
 
   it('never lets a fourth in when 3 processes share a semaphore of 3', async () => {

@@ -9,14 +9,13 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { closeRedisClient, createBlockingClient } from '../../src/redis/clients.js';
 import { disposeLater } from '../support/dispose.js';
 import { keysOf } from '../support/keys.js';
 import { freePort, startRedisProcess } from '../support/redis-servers.js';
 import { startTestServices } from '../support/services.js';
-import { QueueService } from '../../src/services/coordination/queues.js';
+import type { QueueService } from '../../src/services/coordination/queues.js';
 import { Worker, type TaskHandler, type WorkerOptions } from '../../src/worker/worker.js';
-import { eventually, startTestApp, testRedis, uniqueName, type TestApp } from '../support/app.js';
+import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 const log = createLogger('silent');
@@ -35,7 +34,7 @@ const queues = () => t.app.services.queues;
 const keys = () => keysOf(t.config.keyPrefix);
 
 function startWorker(handlers: TaskHandler[], options: Partial<WorkerOptions> = {}): Worker {
-  const worker = new Worker(t.redis, t.app.services, { handlers }, { ...FAST, ...options }, log);
+  const worker = new Worker({ ...t.app.services, handlers, options: { ...FAST, ...options }, log });
   worker.start();
   workers.push(worker);
   return worker;
@@ -49,11 +48,12 @@ async function readyTasks(queue: string): Promise<{ id: string; priority: number
 describe('queues', () => {
   it("passes the book's test: delays of 0, 0.5, 0 and 1.5 s make two tasks ready at once and four after 2 s", async () => {
     const q = uniqueName('book');
-    for (const delay of [0, 500, 0, 1500]) await queues().enqueue(q, 'task', { delay }, { delayMs: delay });
-    await queues().promote(q);
+    for (const delay of [0, 500, 0, 1500])
+      await queues().enqueue({ queue: q, name: 'task', args: { delay }, delayMs: delay });
+    await queues().promote({ queue: q });
     expect(await t.redis.llen(keys().queue(q).ready)).toBe(2);
     await sleep(2000);
-    await queues().promote(q);
+    await queues().promote({ queue: q });
     expect(await t.redis.llen(keys().queue(q).ready)).toBe(4);
     expect(await t.redis.zcard(keys().queue(q).delayed)).toBe(0);
   });
@@ -68,12 +68,12 @@ describe('queues', () => {
       ['m1', -1],
       ['c0', 0],
     ] as const) {
-      await queues().enqueue(q, 'task', label, { priority });
+      await queues().enqueue({ queue: q, name: 'task', args: label, priority });
     }
-    await queues().enqueue(q, 'task', 'late0', { priority: 0, delayMs: 50 });
-    await queues().enqueue(q, 'task', 'late9', { priority: 9, delayMs: 50 });
+    await queues().enqueue({ queue: q, name: 'task', args: 'late0', priority: 0, delayMs: 50 });
+    await queues().enqueue({ queue: q, name: 'task', args: 'late9', priority: 9, delayMs: 50 });
     await sleep(150);
-    expect((await queues().promote(q)).moved).toBe(2);
+    expect((await queues().promote({ queue: q })).moved).toBe(2);
     expect((await readyTasks(q)).map((x) => x.args)).toEqual(['late9', 'a5', 'b5', 'late0', 'a0', 'b0', 'c0', 'm1']);
 
     const order: unknown[] = [];
@@ -86,14 +86,15 @@ describe('queues', () => {
 
   it('moves each of 1000 due tasks exactly once when two pollers race', async () => {
     const q = uniqueName('race');
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => queues().enqueue(q, 'task', i, { delayMs: 200 })));
-    const other = testRedis(t.config, log, 'second-poller');
-    const second = new QueueService(other, keys(), t.config.queues);
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => queues().enqueue({ queue: q, name: 'task', args: i, delayMs: 200 })),
+    );
+    const second = startTestServices({ KEY_PREFIX: t.config.keyPrefix }).services.queues; // another process's
     await sleep(300);
     const poll = async (service: QueueService) => {
       let moved = 0;
       for (;;) {
-        const r = await service.promote(q, 25);
+        const r = await service.promote({ queue: q, max: 25 });
         if (r.moved === 0) return moved;
         moved += r.moved;
       }
@@ -115,27 +116,31 @@ describe('queues', () => {
       { queue: q, name: 'always', run: () => Promise.reject(new Error(`boom ${++runs}`)) },
       { queue: q, name: 'flaky', run: () => (++flaky < 3 ? Promise.reject(new Error('not yet')) : Promise.resolve()) },
     ]);
-    const slow = new QueueService(t.redis, keys(), { maxAttempts: 3, backoffMs: 50 });
-    await slow.enqueue(q, 'always', null);
-    await slow.enqueue(q, 'flaky', null);
-    expect(await eventually(async () => (await queues().status(q)).failed === 1, 10_000)).toBe(true);
+    const { queues: slow } = startTestServices({
+      KEY_PREFIX: t.config.keyPrefix,
+      TASK_MAX_ATTEMPTS: '3',
+      TASK_BACKOFF_MS: '50',
+    }).services;
+    await slow.enqueue({ queue: q, name: 'always', args: null });
+    await slow.enqueue({ queue: q, name: 'flaky', args: null });
+    expect(await eventually(async () => (await queues().status({ queue: q })).failed === 1, 10_000)).toBe(true);
     expect(runs).toBe(3);
-    const [failed] = await queues().failed(q, 10);
+    const [failed] = await queues().failed({ queue: q, count: 10 });
     expect(failed).toMatchObject({ error: 'boom 3', task: { name: 'always', attempts: 3, maxAttempts: 3 } });
-    expect(await eventually(async () => flaky === 3 && (await queues().status(q)).running === 0)).toBe(true);
-    expect(await queues().status(q)).toEqual({ name: q, ready: 0, delayed: 0, running: 0, failed: 1 });
+    expect(await eventually(async () => flaky === 3 && (await queues().status({ queue: q })).running === 0)).toBe(true);
+    expect(await queues().status({ queue: q })).toEqual({ name: q, ready: 0, delayed: 0, running: 0, failed: 1 });
   });
 
   it("returns a dead worker's tasks to the queue, counting an attempt", async () => {
     const q = uniqueName('dead');
-    await queues().enqueue(q, 'task', 'orphan');
+    await queues().enqueue({ queue: q, name: 'task', args: 'orphan' });
     // A worker takes the task, heartbeats once, and dies.
-    const blocking = createBlockingClient(t.redis, log, 'ghost');
-    const taken = await queues().take(blocking, q, 'ghost', 1);
-    await closeRedisClient(blocking);
+    const ghost = queues().consumer({ queue: q, workerId: 'ghost' });
+    const taken = await ghost.take({ timeoutSeconds: 1 });
+    await ghost.close();
     expect(taken?.args).toBe('orphan');
-    await queues().heartbeat(q, 'ghost', 500);
-    expect((await queues().status(q)).running).toBe(1);
+    await queues().heartbeat({ queue: q, workerId: 'ghost', timeoutMs: 500 });
+    expect((await queues().status({ queue: q })).running).toBe(1);
 
     const attempts: number[] = [];
     startWorker([{ queue: q, name: 'task', run: (_args, ctx) => Promise.resolve(void attempts.push(ctx.attempt)) }]);
@@ -161,7 +166,7 @@ describe('queues', () => {
       },
     };
     for (let i = 0; i < 3; i++) startWorker([handler], { concurrency: 4 });
-    await Promise.all(Array.from({ length: 30 }, (_, i) => queues().enqueue(q, 'limited', i)));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => queues().enqueue({ queue: q, name: 'limited', args: i })));
     expect(await eventually(() => Promise.resolve(done === 30), 20_000)).toBe(true);
     expect(most).toBe(2);
   });
@@ -185,12 +190,12 @@ describe('queues', () => {
       ],
       { concurrency: 2 },
     );
-    for (const args of ['medium', 'long', 'longer']) await queues().enqueue(q, 'slow', args);
+    for (const args of ['medium', 'long', 'longer']) await queues().enqueue({ queue: q, name: 'slow', args: args });
     expect(await eventually(() => Promise.resolve(started === 3))).toBe(true);
     await worker.stop(1000);
     expect(finished).toBe(1); // the medium one finished; the others were stopped when the grace period ended
     expect(await readyTasks(q)).toMatchObject([{ args: 'long' }, { args: 'longer' }]);
-    expect(await queues().status(q)).toEqual({ name: q, ready: 2, delayed: 0, running: 0, failed: 0 });
+    expect(await queues().status({ queue: q })).toEqual({ name: q, ready: 2, delayed: 0, running: 0, failed: 0 });
     expect(await t.redis.zcard(keys().queue(q).workers)).toBe(0);
   });
 
@@ -199,18 +204,17 @@ describe('queues', () => {
     disposeLater(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
     const redis = await startRedisProcess(dir, await freePort());
     disposeLater(() => redis.stop());
-    const { services, redis: client } = startTestServices({
+    const { services } = startTestServices({
       REDIS_URL: `redis://127.0.0.1:${redis.port}`,
       REDIS_CLUSTER_NODES: '',
     });
     const q = uniqueName('away');
-    const worker = new Worker(
-      client,
-      services,
-      { handlers: [{ queue: q, name: 'x', run: () => Promise.resolve() }] },
-      FAST,
+    const worker = new Worker({
+      ...services,
+      handlers: [{ queue: q, name: 'x', run: () => Promise.resolve() }],
+      options: FAST,
       log,
-    );
+    });
     worker.start();
     await sleep(200); // nothing is ready: the consumer waits in BLMOVE
     await redis.stop(); // SIGKILL: ioredis queues the BLMOVE again and waits to reconnect

@@ -365,11 +365,15 @@ describe('limits', () => {
     const alice = await t.signUp();
     const bob = (await t.signUp()).token;
     await index(t, alice.token, 'x', 'word');
-    const holder = await t.app.services.semaphores.acquire(`search:${alice.username}`, 1, 10_000);
+    const holder = await t.app.services.semaphores.acquire({
+      name: `search:${alice.username}`,
+      limit: 1,
+      timeoutMs: 10_000,
+    });
     expect(holder).not.toBeNull();
     expect(codeOf(await t.gql(SEARCH, { q: 'word' }, alice.token))).toBe('BUSY');
     expect((await search(t, bob, 'word')).totalCount).toBe(1);
-    await t.app.services.semaphores.release(`search:${alice.username}`, holder!);
+    await t.app.services.semaphores.release({ name: `search:${alice.username}`, holder: holder! });
     expect((await search(t, alice.token, 'word')).totalCount).toBe(1);
   });
 

@@ -26,7 +26,7 @@ let acquired = 0;
 
 async function lockCounter(): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await services.locks.withLock('counter', { leaseMs: 10_000, waitMs: 120_000 }, async () => {
+    await services.locks.withLock({ name: 'counter', leaseMs: 10_000, waitMs: 120_000 }, async () => {
       const value = Number((await redis.get(key('counter'))) ?? '0');
       await redis.set(key('counter'), String(value + 1));
     });
@@ -35,7 +35,7 @@ async function lockCounter(): Promise<void> {
 
 async function semaphore(): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const holder = await services.semaphores.acquire('pool', 3, 10_000);
+    const holder = await services.semaphores.acquire({ name: 'pool', limit: 3, timeoutMs: 10_000 });
     if (!holder) {
       await sleep(1);
       continue;
@@ -44,7 +44,7 @@ async function semaphore(): Promise<void> {
     max = Math.max(max, await redis.incr(key('inside')));
     await sleep(2);
     await redis.decr(key('inside'));
-    await services.semaphores.release('pool', holder);
+    await services.semaphores.release({ name: 'pool', holder });
   }
 }
 

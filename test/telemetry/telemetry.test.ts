@@ -308,9 +308,7 @@ describe('periodic jobs', () => {
     };
     const log = createLogger('silent');
     const options = { concurrency: 1, heartbeatMs: 100, timeoutMs: 500, pollMs: 50 };
-    const workers = [1, 2, 3].map(
-      () => new Worker(t.redis, t.app.services, { handlers: [], jobs: [job] }, options, log),
-    );
+    const workers = [1, 2, 3].map(() => new Worker({ ...t.app.services, handlers: [], jobs: [job], options, log }));
     workers.forEach((w) => w.start());
     await sleep(1500);
     await Promise.all(workers.map((w) => w.stop(500)));

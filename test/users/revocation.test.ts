@@ -4,7 +4,7 @@
  * accepts it, however recently that process cached it.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Socket } from 'node:net';
+import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
 import {
@@ -81,9 +81,7 @@ describe('revocation confirmed by every process', () => {
       const ann = await a.signUp();
       expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
       // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
-      const doorbells = (b.app.services.poller as unknown as { subscriber: { stream: Socket } }).subscriber.stream;
-      doorbells.pause();
-      setTimeout(() => doorbells.resume(), 300);
+      (b.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells.holdFor(300);
       expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
       expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
     },

@@ -15,7 +15,7 @@ export function useOperationLimits(limits: RateLimits): Plugin<Context> {
     refuse: (result: { errors: ReturnType<typeof fromAppError>[] }) => void,
   ) => {
     const { viewer, address } = args.contextValue as Context;
-    const refusal = limits.operation(viewer ? `user:${viewer.username}` : `addr:${address}`);
+    const refusal = limits.operation({ who: viewer ? `user:${viewer.username}` : `addr:${address}` });
     const apply = (r: AppError | undefined) => r && refuse({ errors: [fromAppError(r)] });
     return refusal instanceof Promise ? refusal.then(apply) : void apply(refusal);
   };

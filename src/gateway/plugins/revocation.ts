@@ -38,7 +38,7 @@ export function useSessionRevocation(sessions: SessionService): Plugin<Context &
           setResult(
             endWhen<ExecutionResult>(
               result,
-              (callback) => sessions.watch(token, callback),
+              (callback) => sessions.watch({ token }, callback),
               () => ({ errors: [graphQLError('UNAUTHENTICATED', 'session revoked or expired')] }),
             ),
           );

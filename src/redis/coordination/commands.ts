@@ -1,8 +1,13 @@
-/** The coordination domain's scripts (locks, semaphores, task queues), with named arguments. */
-import type { RedisClient } from '../clients.js';
+/**
+ * The coordination domain's door to Redis: locks, semaphores and task queues, each step one script or one command
+ * on its object's slot. The services of src/services/coordination/ reach Redis only through coordinationCommands().
+ */
+import type { Logger } from 'pino';
+import { closeRedisClient, createBlockingClient, type RedisClient } from '../clients.js';
+import type { Keyspace } from '../keys.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
-import type { CoordinationKeys } from './keys.js';
+import { coordinationKeys } from './keys.js';
 
 const acquireLockScript = script<[number, number?]>('acquireLock');
 const extendLockScript = script<0 | 1>('extendLock');
@@ -17,144 +22,170 @@ const retryTaskScript = script<0 | 1>('retryTask');
 const heartbeatScript = script<string[]>('heartbeat');
 const requeueTasksScript = script<number>('requeueTasks');
 
-/** Takes lock `name` with token `token` for `leaseMs`: its fencing token, or the ms left on the holder's lease. */
-export async function acquireLock(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { name: string; token: string; leaseMs: number },
-): Promise<{ fence: number } | { heldForMs: number }> {
-  const lock = k.lock(a.name);
-  const [fence, heldForMs] = await acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
-  return fence > 0 ? { fence } : { heldForMs: heldForMs! };
+export type CoordinationCommands = ReturnType<typeof coordinationCommands>;
+
+/** A connection of its own that waits for tasks (BLMOVE holds it until it returns). */
+export interface BlockingTakes {
+  /** Waits up to `timeoutSeconds` for a ready task of `queue` and moves it to `workerId`'s active list; its JSON. */
+  takeTask(a: { queue: string; workerId: string; timeoutSeconds: number }): Promise<string | null>;
+  /** Ends a waiting take at once (ioredis rejects it, or never settles it: callers race it against their stop). */
+  interrupt(): void;
+  close(): Promise<void>;
 }
 
-/** Gives the holder `token` of lock `name` `leaseMs` from now; false when its lease had ended. */
-export async function extendLock(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { name: string; token: string; leaseMs: number },
-): Promise<boolean> {
-  return (await extendLockScript(redis, [k.lock(a.name).owner], [a.token, a.leaseMs])) === 1;
-}
+export function coordinationCommands(redis: RedisClient, space: Keyspace, log: Logger) {
+  const k = coordinationKeys(space);
+  return {
+    /** What waiters of lock `name` watch: its owner key, and the doorbell its releases ring. */
+    lockHead(a: { name: string }): { key: string; channel: string } {
+      const lock = k.lock(a.name);
+      return { key: lock.owner, channel: lock.bell };
+    },
 
-/** Passes lock `name` from `token` to `waiterToken` with a new lease: the waiter's fencing token, or 0 when the lease had ended. */
-export function handOffLock(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { name: string; token: string; waiterToken: string; leaseMs: number },
-): Promise<number> {
-  const lock = k.lock(a.name);
-  return handOffLockScript(redis, [lock.owner, lock.fence], [a.token, a.waiterToken, a.leaseMs]);
-}
+    /** Takes lock `name` with `token` for `leaseMs`: its fencing token, or the ms left on the holder's lease. */
+    async acquireLock(a: {
+      name: string;
+      token: string;
+      leaseMs: number;
+    }): Promise<{ fence: number } | { heldForMs: number }> {
+      const lock = k.lock(a.name);
+      const [fence, heldForMs] = await acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
+      return fence > 0 ? { fence } : { heldForMs: heldForMs! };
+    },
 
-/** Frees lock `name` held with `token` and rings its doorbell; false when the lease had ended. */
-export async function releaseLock(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { name: string; token: string },
-): Promise<boolean> {
-  const lock = k.lock(a.name);
-  return (await releaseLockScript(redis, [lock.owner], [a.token, lock.bell])) === 1;
-}
+    /** Gives the holder `token` of lock `name` `leaseMs` from now; false when its lease had ended. */
+    async extendLock(a: { name: string; token: string; leaseMs: number }): Promise<boolean> {
+      return (await extendLockScript(redis, [k.lock(a.name).owner], [a.token, a.leaseMs])) === 1;
+    },
 
-/** A place for `holder` in semaphore `name` of `limit` (dropped after `timeoutMs` without a refresh); false when full. */
-export async function acquireSemaphore(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { name: string; limit: number; timeoutMs: number; holder: string },
-): Promise<boolean> {
-  return (await acquireSemaphoreScript(redis, [k.semaphore(a.name)], [a.limit, a.timeoutMs, a.holder])) === 1;
-}
+    /** Passes lock `name` from `token` to `waiterToken` with a new lease: the waiter's fencing token, 0 when ended. */
+    handOffLock(a: { name: string; token: string; waiterToken: string; leaseMs: number }): Promise<number> {
+      const lock = k.lock(a.name);
+      return handOffLockScript(redis, [lock.owner, lock.fence], [a.token, a.waiterToken, a.leaseMs]);
+    },
 
-/** Gives `holder` of semaphore `name` `timeoutMs` from now; false when it had been dropped. */
-export async function refreshSemaphore(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { name: string; timeoutMs: number; holder: string },
-): Promise<boolean> {
-  return (await refreshSemaphoreScript(redis, [k.semaphore(a.name)], [a.timeoutMs, a.holder])) === 1;
-}
+    /** Frees lock `name` held with `token` and rings its doorbell; false when the lease had ended. */
+    async releaseLock(a: { name: string; token: string }): Promise<boolean> {
+      const lock = k.lock(a.name);
+      return (await releaseLockScript(redis, [lock.owner], [a.token, lock.bell])) === 1;
+    },
 
-/** Adds `task` (its JSON) to `queue`, ready now or after `delayMs`. */
-export async function enqueueTask(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { queue: string; task: string; delayMs: number },
-): Promise<void> {
-  const q = k.queue(a.queue);
-  await enqueueTaskScript(redis, [q.ready, q.delayed], [a.task, a.delayMs]);
-}
+    /** A place for `holder` in semaphore `name` of `limit` (dropped after `timeoutMs` unrefreshed); false: full. */
+    async acquireSemaphore(a: { name: string; limit: number; timeoutMs: number; holder: string }): Promise<boolean> {
+      return (await acquireSemaphoreScript(redis, [k.semaphore(a.name)], [a.limit, a.timeoutMs, a.holder])) === 1;
+    },
 
-/** Moves up to `max` due tasks of `queue` to its ready list: how many, and ms until the next is due (-1: none). */
-export async function promoteTasks(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { queue: string; max: number },
-): Promise<{ moved: number; nextDueMs: number }> {
-  const q = k.queue(a.queue);
-  const [moved, nextDueMs] = await promoteTasksScript(redis, [q.ready, q.delayed], [a.max]);
-  return { moved, nextDueMs };
-}
+    /** Gives `holder` of semaphore `name` `timeoutMs` from now; false when it had been dropped. */
+    async refreshSemaphore(a: { name: string; timeoutMs: number; holder: string }): Promise<boolean> {
+      return (await refreshSemaphoreScript(redis, [k.semaphore(a.name)], [a.timeoutMs, a.holder])) === 1;
+    },
 
-/** Moves up to `max` ready tasks of `queue` to the active list of `workerId`, without waiting; their JSON. */
-export function takeTasks(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { queue: string; workerId: string; max: number },
-): Promise<string[]> {
-  const q = k.queue(a.queue);
-  return takeTasksScript(redis, [q.ready, q.active(a.workerId)], [a.max]);
-}
+    /** Gives `holder`'s place in semaphore `name` back; false when it had been dropped. */
+    async releaseSemaphore(a: { name: string; holder: string }): Promise<boolean> {
+      return (await redis.zrem(k.semaphore(a.name), a.holder)) === 1;
+    },
 
-/**
- * Takes `taken` off the active list of `workerId` and puts `returned` back after `delayMs`, or (delayMs -1) files it
- * as failed with `error`; false when the task was no longer on the list (nothing written).
- */
-export async function retryTask(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: {
-    queue: string;
-    workerId: string;
-    taken: string;
-    returned: string;
-    delayMs: number;
-    error: string;
-    failedKept: number;
-  },
-): Promise<boolean> {
-  const q = k.queue(a.queue);
-  const reply = await retryTaskScript(
-    redis,
-    [q.active(a.workerId), q.delayed, q.failed],
-    [a.taken, a.returned, a.delayMs, a.error, a.failedKept],
-  );
-  return reply === 1;
-}
+    /** Adds `task` (its JSON) to `queue`, ready now or after `delayMs`. */
+    async enqueueTask(a: { queue: string; task: string; delayMs: number }): Promise<void> {
+      const q = k.queue(a.queue);
+      await enqueueTaskScript(redis, [q.ready, q.delayed], [a.task, a.delayMs]);
+    },
 
-/** Records `workerId` of `queue` as alive; the workers quiet for longer than `timeoutMs`. */
-export function heartbeat(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { queue: string; workerId: string; timeoutMs: number },
-): Promise<string[]> {
-  return heartbeatScript(redis, [k.queue(a.queue).workers], [a.workerId, a.timeoutMs]);
-}
+    /** Moves up to `max` due tasks of `queue` to its ready list: how many, and ms until the next is due (-1: none). */
+    async promoteTasks(a: { queue: string; max: number }): Promise<{ moved: number; nextDueMs: number }> {
+      const q = k.queue(a.queue);
+      const [moved, nextDueMs] = await promoteTasksScript(redis, [q.ready, q.delayed], [a.max]);
+      return { moved, nextDueMs };
+    },
 
-/**
- * Returns the tasks of `workerId` to `queue` and forgets the worker: how many went back, or 'alive' when the worker
- * has heartbeated within `timeoutMs` since (-1: it is stopping itself, so its tasks count no attempt).
- */
-export async function requeueTasks(
-  redis: RedisClient,
-  k: CoordinationKeys,
-  a: { queue: string; workerId: string; timeoutMs: number; failedKept: number },
-): Promise<number | 'alive'> {
-  const q = k.queue(a.queue);
-  const returned = await requeueTasksScript(
-    redis,
-    [q.active(a.workerId), q.ready, q.workers, q.failed],
-    [a.workerId, a.timeoutMs, a.failedKept],
-  );
-  return returned === STATUS.ALIVE ? 'alive' : returned;
+    /** Moves up to `max` ready tasks of `queue` to the active list of `workerId`, without waiting; their JSON. */
+    takeTasks(a: { queue: string; workerId: string; max: number }): Promise<string[]> {
+      const q = k.queue(a.queue);
+      return takeTasksScript(redis, [q.ready, q.active(a.workerId)], [a.max]);
+    },
+
+    /** A connection of its own, named `name`, for a consumer that waits for tasks. */
+    blockingTakes(a: { name: string }): BlockingTakes {
+      const blocking = createBlockingClient(redis, log, a.name);
+      return {
+        takeTask: ({ queue, workerId, timeoutSeconds }) => {
+          const q = k.queue(queue);
+          return blocking.blmove(q.ready, q.active(workerId), 'LEFT', 'LEFT', timeoutSeconds);
+        },
+        interrupt: () => blocking.disconnect(),
+        close: () => closeRedisClient(blocking),
+      };
+    },
+
+    /** Removes `task` (its JSON) from `workerId`'s active list; false when it was no longer there. */
+    async ackTask(a: { queue: string; workerId: string; task: string }): Promise<boolean> {
+      return (await redis.lrem(k.queue(a.queue).active(a.workerId), 1, a.task)) === 1;
+    },
+
+    /**
+     * Takes `taken` off the active list of `workerId` and puts `returned` back after `delayMs`, or (delayMs -1)
+     * files it as failed with `error`; false when the task was no longer on the list (nothing written).
+     */
+    async retryTask(a: {
+      queue: string;
+      workerId: string;
+      taken: string;
+      returned: string;
+      delayMs: number;
+      error: string;
+      failedKept: number;
+    }): Promise<boolean> {
+      const q = k.queue(a.queue);
+      const reply = await retryTaskScript(
+        redis,
+        [q.active(a.workerId), q.delayed, q.failed],
+        [a.taken, a.returned, a.delayMs, a.error, a.failedKept],
+      );
+      return reply === 1;
+    },
+
+    /** Records `workerId` of `queue` as alive; the workers quiet for longer than `timeoutMs`. */
+    heartbeat(a: { queue: string; workerId: string; timeoutMs: number }): Promise<string[]> {
+      return heartbeatScript(redis, [k.queue(a.queue).workers], [a.workerId, a.timeoutMs]);
+    },
+
+    /**
+     * Returns the tasks of `workerId` to `queue` and forgets the worker: how many went back, or 'alive' when the
+     * worker has heartbeated within `timeoutMs` since (-1: it is stopping itself, so its tasks count no attempt).
+     */
+    async requeueTasks(a: {
+      queue: string;
+      workerId: string;
+      timeoutMs: number;
+      failedKept: number;
+    }): Promise<number | 'alive'> {
+      const q = k.queue(a.queue);
+      const returned = await requeueTasksScript(
+        redis,
+        [q.active(a.workerId), q.ready, q.workers, q.failed],
+        [a.workerId, a.timeoutMs, a.failedKept],
+      );
+      return returned === STATUS.ALIVE ? 'alive' : returned;
+    },
+
+    /** How many tasks `queue` has ready, delayed, failed and running (on every worker's active list). */
+    async queueSizes(a: {
+      queue: string;
+    }): Promise<{ ready: number; delayed: number; failed: number; running: number }> {
+      const q = k.queue(a.queue);
+      const workers = await redis.zrange(q.workers, '0', '-1');
+      const [ready, delayed, failed, ...running] = await Promise.all([
+        redis.llen(q.ready),
+        redis.zcard(q.delayed),
+        redis.llen(q.failed),
+        ...workers.map((w) => redis.llen(q.active(w))),
+      ]);
+      return { ready, delayed, failed, running: running.reduce((sum, n) => sum + n, 0) };
+    },
+
+    /** The newest `count` failed tasks of `queue` ({error, failedAt, task} JSON each). */
+    failedTasks(a: { queue: string; count: number }): Promise<string[]> {
+      return redis.lrange(k.queue(a.queue).failed, 0, a.count - 1);
+    },
+  };
 }

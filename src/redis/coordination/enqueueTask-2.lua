@@ -1,9 +1,17 @@
--- enqueueTask: add a task, ready now or due after a delay.
--- Returns 1.
+--[[
+  enqueueTask: adds a task, ready now or due after a delay.
+
+  KEYS[1] ready: list of task JSON, next to run at the head
+  KEYS[2] delayed: sorted set, task JSON → when it is due (ms)
+  ARGV[1] task: the task JSON
+  ARGV[2] delayMs: 0 = ready now
+
+  Returns 1.
+]]
 --- @include lib/now
 --- @include lib/queue
 local ready, delayed = KEYS[1], KEYS[2]
-local task, delayMs = ARGV[1], tonumber(ARGV[2]) -- the task JSON; 0 = ready now
+local task, delayMs = ARGV[1], tonumber(ARGV[2])
 local now = nowMs()
 enqueueTask(ready, delayed, task, now + delayMs, now)
 return 1

@@ -1,6 +1,15 @@
--- handOffLock: the holder passes the lock straight to a waiter of its own process (one round trip where a
--- release and the waiter's acquire would take two), with a new lease and the next fencing token.
--- Returns the waiter's fencing token, or 0 when the holder's lease had already ended (nothing is written).
+--[[
+  handOffLock: the holder passes the lock straight to a waiter of its own process (one round trip where a release
+  and the waiter's acquire would take two), with a new lease and the next fencing token.
+
+  KEYS[1] owner: string, the holder's token, expiring with the lease
+  KEYS[2] fence: string, the lock's fencing counter
+  ARGV[1] token: the holder's token
+  ARGV[2] waiterToken: the waiter's token
+  ARGV[3] leaseMs: the waiter's lease
+
+  Returns the waiter's fencing token, or 0 when the holder's lease had already ended (nothing is written).
+]]
 local owner, fence = KEYS[1], KEYS[2]
 local token, waiterToken, leaseMs = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('GET', owner) ~= token then

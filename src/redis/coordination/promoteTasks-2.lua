@@ -1,6 +1,13 @@
--- promoteTasks: move delayed tasks that are due to the ready list, ahead of ordinary tasks of their priority
--- (in due order). One script, so pollers running at once never move a task twice.
--- Returns {moved, ms until the next delayed task is due (-1: none left)}.
+--[[
+  promoteTasks: moves delayed tasks that are due to the ready list, ahead of ordinary tasks of their priority (in
+  due order). One script, so pollers running at once never move a task twice.
+
+  KEYS[1] ready: list of task JSON, next to run at the head
+  KEYS[2] delayed: sorted set, task JSON → when it is due (ms)
+  ARGV[1] max: due tasks moved at most
+
+  Returns {moved, ms until the next delayed task is due (-1: none left)}.
+]]
 --- @include lib/now
 --- @include lib/queue
 local ready, delayed = KEYS[1], KEYS[2]

@@ -1,8 +1,15 @@
--- refreshSemaphore: give a holder a new timeout from now, but only while it still has its place.
--- Returns 1 when refreshed, 0 when the holder had already been dropped.
+--[[
+  refreshSemaphore: gives a holder a new timeout from now, but only while it still has its place.
+
+  KEYS[1] holders: sorted set, holder id → expiry (ms)
+  ARGV[1] timeoutMs: the holder is dropped after this long unless refreshed again
+  ARGV[2] holder: the holder id
+
+  Returns 1 when refreshed, 0 when the holder had already been dropped.
+]]
 --- @include lib/now
 --- @include lib/holders
-local holders = KEYS[1] -- holder id → expiry (ms)
+local holders = KEYS[1]
 local timeoutMs, holder = tonumber(ARGV[1]), ARGV[2]
 local now = nowMs()
 dropExpired(holders, now)

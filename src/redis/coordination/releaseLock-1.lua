@@ -1,5 +1,12 @@
--- releaseLock: free a lock, but only for its holder, and ring the lock's doorbell for waiters.
--- Returns 1 when released, 0 when the lease had already ended (expired, or taken by another holder).
+--[[
+  releaseLock: frees a lock, but only for its holder, and rings the lock's doorbell for waiters.
+
+  KEYS[1] owner: string, the holder's token, expiring with the lease
+  ARGV[1] token: the caller's token
+  ARGV[2] bell: the lock's sharded pub/sub channel
+
+  Returns 1 when released, 0 when the lease had already ended (expired, or taken by another holder).
+]]
 local owner = KEYS[1]
 local token, bell = ARGV[1], ARGV[2]
 if redis.call('GET', owner) ~= token then

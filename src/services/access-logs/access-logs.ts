@@ -20,7 +20,7 @@ import { parseAddress, type Address } from '../geo/ip.js';
 import type { NotificationService } from '../chat/notifications.js';
 import { checkPage } from '../shared/paging.js';
 import { SYSTEM_PREFIX, type UserService } from '../users/users.js';
-import { pairs } from '../shared/replies.js';
+import { pairs } from '../../redis/replies.js';
 
 export type GeoLevel = 'COUNTRY' | 'REGION' | 'CITY';
 export const GEO_LEVELS: readonly GeoLevel[] = ['COUNTRY', 'REGION', 'CITY'];
@@ -277,7 +277,7 @@ export class AccessLogService {
     const existing = await this.redis.get(this.k.chat);
     if (existing) return existing;
     const names = Array.from({ length: this.options.processors }, (_, i) => `${SYSTEM_PREFIX}${i + 1}`);
-    await Promise.all(names.map((n) => this.users.createSystemUser(n)));
+    await Promise.all(names.map((n) => this.users.createSystemUser({ username: n })));
     const id = await this.chats.createChat(names[0]!, names.slice(1), null, false);
     if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leaveChat(id, names[0]!); // another process won
     return (await this.redis.get(this.k.chat))!;

@@ -218,7 +218,7 @@ export class AdService {
   }
 
   private learnTask(): string {
-    return this.queues.newTask(LEARN_ADS, {});
+    return this.queues.newTask({ name: LEARN_ADS, args: {} });
   }
 
   /**

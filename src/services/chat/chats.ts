@@ -127,7 +127,7 @@ export class ChatService {
       throw badInput('members', `a chat has at most ${this.limits.maxMembers} members`);
     }
     if (text !== null) text = this.checkText(text, 'message');
-    const unknown = await this.users.unknown(members);
+    const unknown = await this.users.unknown({ usernames: members });
     if (unknown.length > 0) throw notFound(`user "${unknown[0]}"`);
 
     const id = String(await this.redis.incr(this.keys.chatIds()));
@@ -153,7 +153,7 @@ export class ChatService {
   async addChatMember(chatId: string, by: string, rawUser: string): Promise<void> {
     const user = normalizeUsername(rawUser);
     await this.requireMember(chatId, by);
-    if ((await this.users.unknown([user])).length > 0) throw notFound(`user "${user}"`);
+    if ((await this.users.unknown({ usernames: [user] })).length > 0) throw notFound(`user "${user}"`);
     if (await this.enter(chatId, user, by)) {
       await this.afterCommit('addChatMember', [
         this.contacts.touch(by, [user]),

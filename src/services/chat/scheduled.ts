@@ -70,7 +70,7 @@ export class ScheduledMessageService {
     if (at - Date.now() > AHEAD_MAX_MS) throw badInput('sendAt', 'must be at most 366 days ahead');
     await this.chats.requireMember(chatId, sender);
     const id = randomBytes(12).toString('base64url');
-    const task = this.queues.newTask(SEND_SCHEDULED_MESSAGE, { id });
+    const task = this.queues.newTask({ name: SEND_SCHEDULED_MESSAGE, args: { id } });
     const created = await commands.scheduleMessage(this.redis, this.keys, {
       id,
       chatId,

@@ -1,5 +1,5 @@
 /** The coordination domain: locks, semaphores and task queues, used inside the product (the worker runs the queues). */
-import { coordinationKeys } from '../../redis/coordination/keys.js';
+import { coordinationCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { Base, Domain } from '../shared/domain.js';
 import { LockService } from './locks.js';
@@ -10,12 +10,12 @@ export function createCoordination(
   { redis, space, config, log }: Base,
   { poller }: { poller: MailboxPoller },
 ): Domain<{ locks: LockService; semaphores: SemaphoreService; queues: QueueService }> {
-  const keys = coordinationKeys(space);
+  const commands = coordinationCommands(redis, space, log);
   return {
     services: {
-      locks: new LockService(redis, keys, poller, log),
-      semaphores: new SemaphoreService(redis, keys),
-      queues: new QueueService(redis, keys, config.queues),
+      locks: new LockService({ commands, poller, log }),
+      semaphores: new SemaphoreService({ commands }),
+      queues: new QueueService({ commands, defaults: config.queues }),
     },
   };
 }

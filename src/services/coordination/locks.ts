@@ -8,9 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import { checkMs, checkName } from '../shared/arguments.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/coordination/commands.js';
-import type { CoordinationKeys } from '../../redis/coordination/keys.js';
+import type { CoordinationCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 
 export interface Lease {
@@ -21,6 +19,7 @@ export interface Lease {
 }
 
 export interface LockOptions {
+  name: string;
   /** How long the lease lasts unless extended (ms). */
   leaseMs: number;
   /** How long to wait for the lock (ms); 0 tries once. */
@@ -38,6 +37,16 @@ const WATCH_LINGER_MS = 1000;
 const EXPIRY_JITTER_MS = 10;
 /** Hand-overs within a process in a row before a release lets other processes compete. */
 export const HANDOFF_MAX = 8;
+
+/** What a waiter waits for: the end of its wait, and the lease it would take. */
+interface Wait {
+  name: string;
+  /** The watch's rings the waiter saw before its failed attempt. */
+  rings: number | undefined;
+  ms: number;
+  token: string;
+  leaseMs: number;
+}
 
 interface Waiter {
   token: string;
@@ -57,18 +66,24 @@ interface Waiting {
   linger: NodeJS.Timeout | undefined;
 }
 
+export interface LockDeps {
+  commands: CoordinationCommands;
+  poller: MailboxPoller;
+  log: Logger;
+}
+
 export class LockService {
   private readonly waiting = new Map<string, Waiting>();
+  private readonly commands: CoordinationCommands;
+  private readonly poller: MailboxPoller;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: CoordinationKeys,
-    private readonly poller: MailboxPoller,
-    private readonly log: Logger,
-  ) {}
+  constructor(deps: LockDeps) {
+    ({ commands: this.commands, poller: this.poller, log: this.log } = deps);
+  }
 
   /** Takes the lock, waiting up to `waitMs`; null when it stayed held. */
-  async acquire(name: string, { leaseMs, waitMs = 0 }: LockOptions): Promise<Lease | null> {
+  async acquire({ name, leaseMs, waitMs = 0 }: LockOptions): Promise<Lease | null> {
     checkName('lock', name);
     checkMs('leaseMs', leaseMs, 1);
     checkMs('waitMs', waitMs, 0);
@@ -76,17 +91,12 @@ export class LockService {
     const deadline = performance.now() + waitMs;
     for (;;) {
       const rings = this.waiting.get(name)?.rings;
-      const result = await commands.acquireLock(this.redis, this.keys, { name, token, leaseMs });
+      const result = await this.commands.acquireLock({ name, token, leaseMs });
       if ('fence' in result) return { name, token, fence: result.fence };
       const left = deadline - performance.now();
       if (left <= 0) return null;
-      const handed = await this.waitForRelease(
-        name,
-        rings,
-        Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS),
-        token,
-        leaseMs,
-      );
+      const ms = Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS);
+      const handed = await this.waitForRelease({ name, rings, ms, token, leaseMs });
       if (handed) return handed;
     }
   }
@@ -102,7 +112,7 @@ export class LockService {
       entry.handoffs++;
       let fence = 0;
       try {
-        fence = await commands.handOffLock(this.redis, this.keys, {
+        fence = await this.commands.handOffLock({
           name: lease.name,
           token: lease.token,
           waiterToken: waiter.token,
@@ -114,25 +124,22 @@ export class LockService {
       return fence > 0;
     }
     if (entry) entry.handoffs = 0;
-    return commands.releaseLock(this.redis, this.keys, { name: lease.name, token: lease.token });
+    return this.commands.releaseLock({ name: lease.name, token: lease.token });
   }
 
   /** Gives the lease `leaseMs` from now; false when it had already ended. */
-  async extend(lease: Lease, leaseMs: number): Promise<boolean> {
+  async extend({ lease, leaseMs }: { lease: Lease; leaseMs: number }): Promise<boolean> {
     checkMs('leaseMs', leaseMs, 1);
-    return commands.extendLock(this.redis, this.keys, { name: lease.name, token: lease.token, leaseMs });
+    return this.commands.extendLock({ name: lease.name, token: lease.token, leaseMs });
   }
 
   /**
    * Runs `fn` holding the lock (BUSY when it stays held for `waitMs`). The lease is extended every third of
    * `leaseMs`; when it is lost, `fn`'s signal aborts with a LeaseLostError and `fn` should stop writing.
    */
-  async withLock<T>(
-    name: string,
-    options: LockOptions,
-    fn: (signal: AbortSignal, lease: Lease) => Promise<T>,
-  ): Promise<T> {
-    const lease = await this.acquire(name, options);
+  async withLock<T>(options: LockOptions, fn: (signal: AbortSignal, lease: Lease) => Promise<T>): Promise<T> {
+    const { name } = options;
+    const lease = await this.acquire(options);
     if (!lease) throw new AppError('BUSY', `lock "${name}" is held; try again later`);
     const controller = new AbortController();
     const lost = (why: string) => controller.abort(new LeaseLostError(`lost the lease of lock "${name}": ${why}`));
@@ -140,7 +147,7 @@ export class LockService {
     const keepAlive = setInterval(() => {
       if (performance.now() >= expiresAt) return lost('it ran out while Redis could not be reached');
       const sentAt = performance.now();
-      this.extend(lease, options.leaseMs).then(
+      this.extend({ lease, leaseMs: options.leaseMs }).then(
         (held) => (held ? (expiresAt = sentAt + options.leaseMs) : lost('it had expired')),
         (err: unknown) => this.log.warn({ lock: name, err }, 'lock lease extension failed; retrying'),
       );
@@ -161,13 +168,7 @@ export class LockService {
    * the lease). `rings` is what the waiter saw before its failed attempt: if the watch fired since, the lock moved
    * while it was trying and it goes again at once.
    */
-  private waitForRelease(
-    name: string,
-    rings: number | undefined,
-    ms: number,
-    token: string,
-    leaseMs: number,
-  ): Promise<Lease | undefined> {
+  private waitForRelease({ name, rings, ms, token, leaseMs }: Wait): Promise<Lease | undefined> {
     const entry = this.waiting.get(name) ?? this.watch(name);
     if (rings !== undefined && entry.rings !== rings) return Promise.resolve(undefined);
     clearTimeout(entry.linger);
@@ -192,9 +193,8 @@ export class LockService {
 
   /** Watches the lock's owner key; its first read also fires, covering a release just before the watch. */
   private watch(name: string): Waiting {
-    const k = this.keys.lock(name);
     const entry: Waiting = { queue: [], handoffs: 0, rings: 0, unwatch: () => undefined, linger: undefined };
-    entry.unwatch = this.poller.watch(k.owner, k.bell, () => {
+    entry.unwatch = this.poller.watch(this.commands.lockHead({ name }), () => {
       entry.rings++;
       entry.queue.shift()?.wake();
     });

@@ -4,9 +4,7 @@
  * backoff, then are filed as failed; due delayed tasks move in one script. Details: docs/coordination.md.
  */
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/coordination/commands.js';
-import type { CoordinationKeys } from '../../redis/coordination/keys.js';
+import type { BlockingTakes, CoordinationCommands } from '../../redis/coordination/commands.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
 export interface Task {
@@ -21,12 +19,20 @@ export interface Task {
   raw: string;
 }
 
-export interface EnqueueOptions {
-  /** Run no earlier than this many ms from now. */
-  delayMs?: number;
+/** A task to create: its handler's name, its arguments, and how it runs. */
+export interface NewTask {
+  name: string;
+  args: unknown;
   /** Higher runs first; default 0. */
   priority?: number;
   maxAttempts?: number;
+}
+
+/** A task taken by worker `workerId` from `queue`. */
+export interface Taken {
+  queue: string;
+  workerId: string;
+  task: Task;
 }
 
 export interface QueueStatus {
@@ -49,6 +55,15 @@ export interface QueueDefaults {
   backoffMs: number;
 }
 
+/** A worker's consumer of one queue, on a connection of its own (BLMOVE holds it while it waits). */
+export interface QueueConsumer {
+  /** Waits up to `timeoutSeconds` for a ready task and moves it to the worker's active list. */
+  take(input: { timeoutSeconds: number }): Promise<Task | null>;
+  /** Ends a waiting take at once. */
+  interrupt(): void;
+  close(): Promise<void>;
+}
+
 /** Failed tasks kept per queue, newest first. */
 export const FAILED_KEPT = 1000;
 const PRIORITY_MAX = 1_000_000;
@@ -56,19 +71,21 @@ const BACKOFF_MAX_MS = 3_600_000;
 /** Due tasks one promote call moves at most (a poller calls again at once when it moved this many). */
 export const PROMOTE_BATCH = 1000;
 
+export interface QueueDeps {
+  commands: CoordinationCommands;
+  defaults: QueueDefaults;
+}
+
 export class QueueService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: CoordinationKeys,
-    private readonly defaults: QueueDefaults,
-  ) {}
+  private readonly commands: CoordinationCommands;
+  private readonly defaults: QueueDefaults;
+
+  constructor(deps: QueueDeps) {
+    ({ commands: this.commands, defaults: this.defaults } = deps);
+  }
 
   /** The task as stored, ready for a script that enqueues it (scheduling does so with its own record). */
-  newTask(
-    name: string,
-    args: unknown,
-    { priority = 0, maxAttempts = this.defaults.maxAttempts }: EnqueueOptions = {},
-  ): string {
+  newTask({ name, args, priority = 0, maxAttempts = this.defaults.maxAttempts }: NewTask): string {
     checkName('task', name);
     if (!Number.isSafeInteger(priority) || Math.abs(priority) > PRIORITY_MAX)
       throw new Error(`priority must be an integer within ±${PRIORITY_MAX}`);
@@ -76,61 +93,68 @@ export class QueueService {
     return encodeTask({ priority, id: randomBytes(9).toString('base64url'), name, attempts: 0, maxAttempts, args });
   }
 
-  /** Adds a task; returns its id. */
-  async enqueue(queue: string, name: string, args: unknown, options: EnqueueOptions = {}): Promise<string> {
+  /** Adds a task to `queue`, ready now or after `delayMs`; returns its id. */
+  async enqueue({ queue, delayMs = 0, ...task }: NewTask & { queue: string; delayMs?: number }): Promise<string> {
     checkName('queue', queue);
-    const delayMs = options.delayMs ?? 0;
     checkMs('delayMs', delayMs, 0);
-    const raw = this.newTask(name, args, options);
-    await commands.enqueueTask(this.redis, this.keys, { queue, task: raw, delayMs });
+    const raw = this.newTask(task);
+    await this.commands.enqueueTask({ queue, task: raw, delayMs });
     return parseTask(raw).id;
   }
 
   /** Moves due delayed tasks to the ready list; returns how many, and ms until the next is due (-1: none). */
-  async promote(queue: string, max = PROMOTE_BATCH): Promise<{ moved: number; nextDueMs: number }> {
+  async promote({ queue, max = PROMOTE_BATCH }: { queue: string; max?: number }): Promise<{
+    moved: number;
+    nextDueMs: number;
+  }> {
     checkName('queue', queue);
-    return commands.promoteTasks(this.redis, this.keys, { queue, max });
+    return this.commands.promoteTasks({ queue, max });
   }
 
   /** Moves up to `max` ready tasks to the worker's active list, without waiting; the first to run comes first. */
-  async takeReady(queue: string, workerId: string, max: number): Promise<Task[]> {
+  async takeReady({ queue, workerId, max }: { queue: string; workerId: string; max: number }): Promise<Task[]> {
     checkName('queue', queue);
-    return (await commands.takeTasks(this.redis, this.keys, { queue, workerId, max })).map(parseTask);
+    return (await this.commands.takeTasks({ queue, workerId, max })).map(parseTask);
   }
 
-  /**
-   * Waits up to `timeoutSeconds` for a ready task and moves it to the worker's active list. `blocking` must be a
-   * connection of its own (BLMOVE holds it).
-   */
-  async take(blocking: RedisClient, queue: string, workerId: string, timeoutSeconds: number): Promise<Task | null> {
-    const q = this.queueKeys(queue);
-    const raw = await blocking.blmove(q.ready, q.active(workerId), 'LEFT', 'LEFT', timeoutSeconds);
-    return raw === null ? null : parseTask(raw);
+  /** A consumer of `queue` for worker `workerId`, waiting on a connection of its own. */
+  consumer({ queue, workerId }: { queue: string; workerId: string }): QueueConsumer {
+    checkName('queue', queue);
+    const takes: BlockingTakes = this.commands.blockingTakes({ name: `worker:${queue}` });
+    return {
+      take: async ({ timeoutSeconds }) => {
+        const raw = await takes.takeTask({ queue, workerId, timeoutSeconds });
+        return raw === null ? null : parseTask(raw);
+      },
+      interrupt: () => takes.interrupt(),
+      close: () => takes.close(),
+    };
   }
 
   /** The task is done; false when it was no longer the worker's (returned to the queue when it was taken for dead). */
-  async ack(queue: string, workerId: string, task: Task): Promise<boolean> {
-    return (await this.redis.lrem(this.queueKeys(queue).active(workerId), 1, task.raw)) === 1;
+  async ack({ queue, workerId, task }: Taken): Promise<boolean> {
+    checkName('queue', queue);
+    return this.commands.ackTask({ queue, workerId, task: task.raw });
   }
 
   /** The task failed: it runs again after a backoff, or is filed as failed when that was its last attempt. */
-  async fail(queue: string, workerId: string, task: Task, error: string): Promise<boolean> {
-    const attempts = task.attempts + 1;
-    const again = attempts < task.maxAttempts;
+  async fail({ error, ...taken }: Taken & { error: string }): Promise<boolean> {
+    const attempts = taken.task.attempts + 1;
+    const again = attempts < taken.task.maxAttempts;
     const backoff = Math.min(this.defaults.backoffMs * 2 ** (attempts - 1), BACKOFF_MAX_MS);
     const delayMs = again ? Math.round(backoff * (0.5 + Math.random() / 2)) : -1;
-    return this.putBack(queue, workerId, task, { ...task, attempts }, delayMs, error);
+    return this.putBack(taken, { ...taken.task, attempts }, delayMs, error);
   }
 
   /** Puts the task back, due in `delayMs`, without counting an attempt (it could not start: a limit was full). */
-  async defer(queue: string, workerId: string, task: Task, delayMs: number): Promise<boolean> {
-    return this.putBack(queue, workerId, task, task, delayMs, '');
+  async defer({ delayMs, ...taken }: Taken & { delayMs: number }): Promise<boolean> {
+    return this.putBack(taken, taken.task, delayMs, '');
   }
 
   /** Records the worker as alive; returns the workers of the queue quiet for longer than `timeoutMs`. */
-  async heartbeat(queue: string, workerId: string, timeoutMs: number): Promise<string[]> {
-    checkName('queue', queue);
-    return commands.heartbeat(this.redis, this.keys, { queue, workerId, timeoutMs });
+  async heartbeat(input: { queue: string; workerId: string; timeoutMs: number }): Promise<string[]> {
+    checkName('queue', input.queue);
+    return this.commands.heartbeat(input);
   }
 
   /**
@@ -138,26 +162,20 @@ export class QueueService {
    * longer than `timeoutMs`, re-checked atomically; each return counts an attempt) or, with `timeoutMs` -1, one
    * that is stopping. Returns how many went back, 'alive' when the worker turned out to be alive.
    */
-  async requeue(queue: string, workerId: string, timeoutMs: number): Promise<number | 'alive'> {
-    checkName('queue', queue);
-    return commands.requeueTasks(this.redis, this.keys, { queue, workerId, timeoutMs, failedKept: FAILED_KEPT });
+  async requeue(input: { queue: string; workerId: string; timeoutMs: number }): Promise<number | 'alive'> {
+    checkName('queue', input.queue);
+    return this.commands.requeueTasks({ ...input, failedKept: FAILED_KEPT });
   }
 
-  async status(queue: string): Promise<QueueStatus> {
-    const q = this.queueKeys(queue);
-    const workers = await this.redis.zrange(q.workers, '0', '-1');
-    const [ready, delayed, failed, ...running] = await Promise.all([
-      this.redis.llen(q.ready),
-      this.redis.zcard(q.delayed),
-      this.redis.llen(q.failed),
-      ...workers.map((w) => this.redis.llen(q.active(w))),
-    ]);
-    return { name: queue, ready, delayed, failed, running: running.reduce((a, b) => a + b, 0) };
+  async status({ queue }: { queue: string }): Promise<QueueStatus> {
+    checkName('queue', queue);
+    return { name: queue, ...(await this.commands.queueSizes({ queue })) };
   }
 
   /** The newest failed tasks, at most `count`. */
-  async failed(queue: string, count: number): Promise<FailedTask[]> {
-    const entries = await this.redis.lrange(this.queueKeys(queue).failed, 0, count - 1);
+  async failed({ queue, count }: { queue: string; count: number }): Promise<FailedTask[]> {
+    checkName('queue', queue);
+    const entries = await this.commands.failedTasks({ queue, count });
     return entries.map((entry) => {
       const { error, failedAt, task } = JSON.parse(entry) as {
         error: string;
@@ -169,28 +187,21 @@ export class QueueService {
   }
 
   private async putBack(
-    queue: string,
-    workerId: string,
-    taken: Task,
+    { queue, workerId, task }: Taken,
     back: Omit<Task, 'raw'>,
     delayMs: number,
     error: string,
   ): Promise<boolean> {
     checkName('queue', queue);
-    return commands.retryTask(this.redis, this.keys, {
+    return this.commands.retryTask({
       queue,
       workerId,
-      taken: taken.raw,
+      taken: task.raw,
       returned: encodeTask(back),
       delayMs,
       error,
       failedKept: FAILED_KEPT,
     });
-  }
-
-  private queueKeys(queue: string) {
-    checkName('queue', queue);
-    return this.keys.queue(queue);
   }
 }
 

@@ -138,7 +138,7 @@ export class DocumentService {
     const shard = this.shards.of(id);
     const result = await whileChanged(`document "${id}"`, async () => {
       const state = await commands.readDocumentState(this.redis, shard, id);
-      const isAdmin = state.author !== null && state.author !== user && (await this.admins.isAdmin(user));
+      const isAdmin = state.author !== null && state.author !== user && (await this.admins.isAdmin({ username: user }));
       return run(shard, state, isAdmin);
     });
     if (isRefused(result)) throw refusal(result, id);

@@ -15,7 +15,7 @@ import type { ShardSort } from '../../redis/documents/commands.js';
 import type { DocumentKeys } from '../../redis/documents/keys.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import { checkPage } from '../shared/paging.js';
-import { pairs } from '../shared/replies.js';
+import { pairs } from '../../redis/replies.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
 
@@ -100,9 +100,9 @@ export class SearchService {
     const page = { sort: args.sort, offset: args.offset, first: args.first };
     // The semaphore guards the searches proper; finding an earlier result and the light reads a new search
     // needs first (prefix expansion, relevance statistics) run while it is asked.
-    const place = `search:${user}`;
+    const name = `search:${user}`;
     const [acquired, found] = await Promise.allSettled([
-      this.semaphores.acquire(place, this.options.concurrency, HOLD_MS),
+      this.semaphores.acquire({ name, limit: this.options.concurrency, timeoutMs: HOLD_MS }),
       (async () =>
         (args.resultId ? await this.reuse(user, args.resultId, fingerprint, page) : null) ?? this.plan(query, page))(),
     ]);
@@ -117,7 +117,7 @@ export class SearchService {
     } finally {
       // not waited for: the next command from this process on the same key is sent after it
       if (holder)
-        this.semaphores.release(place, holder).catch((err: unknown) => this.log.warn({ err }, 'search: release'));
+        this.semaphores.release({ name, holder }).catch((err: unknown) => this.log.warn({ err }, 'search: release'));
     }
   }
 

@@ -5,7 +5,13 @@
  * docs/subscriptions.md.
  */
 import type { Logger } from 'pino';
-import { isReady, type RedisClient } from '../../redis/clients.js';
+import type { MailboxCommands } from '../../redis/mailbox/commands.js';
+
+/** A head key that moves with its mailbox, and the doorbell channel that announces its moves. */
+export interface Head {
+  key: string;
+  channel: string;
+}
 
 /** What a doorbell said about a move: the new head, and what the mailbox's script attached (a message). */
 export interface Ring {
@@ -28,6 +34,12 @@ export interface PollerOptions {
   idleMs: number;
 }
 
+export interface PollerDeps {
+  commands: MailboxCommands;
+  options: PollerOptions;
+  log: Logger;
+}
+
 export class MailboxPoller {
   private readonly watched = new Map<string, Watched>();
   private readonly channels = new Map<string, number>();
@@ -45,15 +57,16 @@ export class MailboxPoller {
   /** Counts the doorbell connection's closes: rings sent while it was down are lost. */
   private doorbellConnection = 0;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly subscriber: RedisClient,
-    private readonly options: PollerOptions,
-    private readonly log: Logger,
-  ) {
-    this.interval = options.intervalMs;
-    subscriber.on('close', () => this.doorbellConnection++);
-    subscriber.on('smessage', (channel: string, message: string) => {
+  private readonly commands: MailboxCommands;
+  private readonly options: PollerOptions;
+  private readonly log: Logger;
+
+  constructor(deps: PollerDeps) {
+    ({ commands: this.commands, options: this.options, log: this.log } = deps);
+    this.interval = this.options.intervalMs;
+    const { doorbells } = this.commands;
+    doorbells.onClose(() => this.doorbellConnection++);
+    doorbells.onMessage((channel, message) => {
       for (const handler of this.handlers.get(channel) ?? []) handler(message);
       // "<key>", "<key> <value>" or "<key> <value> <data>" (data may hold spaces)
       const first = message.indexOf(' ');
@@ -69,7 +82,7 @@ export class MailboxPoller {
    * when it starts; a move between that read and the poller's first one must still wake it).
    * Returns the function that unwatches.
    */
-  watch(key: string, channel: string, listener: Listener): () => void {
+  watch({ key, channel }: Head, listener: Listener): () => void {
     let entry = this.watched.get(key);
     if (!entry) {
       entry = { channel, head: undefined, listeners: new Set() };
@@ -92,7 +105,7 @@ export class MailboxPoller {
   }
 
   /** Calls `handler` with every message published on `channel`; returns the function that stops listening. */
-  listen(channel: string, handler: (message: string) => void): () => void {
+  listen({ channel }: { channel: string }, handler: (message: string) => void): () => void {
     const handlers = this.handlers.get(channel) ?? new Set();
     this.handlers.set(channel, handlers.add(handler));
     this.subscribe(channel);
@@ -111,7 +124,7 @@ export class MailboxPoller {
    * earlier connection may have missed a ring while that one was down.
    */
   doorbells(): { up: boolean; connection: number } {
-    return { up: isReady(this.subscriber), connection: this.doorbellConnection };
+    return { up: this.commands.doorbells.up(), connection: this.doorbellConnection };
   }
 
   /** How many head keys and doorbell channels are watched (for logs and tests). */
@@ -129,7 +142,9 @@ export class MailboxPoller {
     const count = this.channels.get(channel) ?? 0;
     this.channels.set(channel, count + 1);
     if (count === 0)
-      this.subscriber.ssubscribe(channel).catch((err: Error) => this.warn('doorbell subscribe failed', err));
+      this.commands.doorbells
+        .subscribe({ channel })
+        .catch((err: unknown) => this.warn('doorbell subscribe failed', err));
   }
 
   private unsubscribe(channel: string): void {
@@ -139,7 +154,9 @@ export class MailboxPoller {
       return;
     }
     this.channels.delete(channel);
-    this.subscriber.sunsubscribe(channel).catch((err: Error) => this.warn('doorbell unsubscribe failed', err));
+    this.commands.doorbells
+      .unsubscribe({ channel })
+      .catch((err: unknown) => this.warn('doorbell unsubscribe failed', err));
   }
 
   private ring(key: string, value?: string, data?: string): void {
@@ -175,7 +192,7 @@ export class MailboxPoller {
         this.announced.clear();
         const moved = await this.read([...this.watched.keys()]);
         const unannounced = moved.some((key) => !this.announced.has(key));
-        const doorbellsDown = !isReady(this.subscriber);
+        const doorbellsDown = !this.commands.doorbells.up();
         this.interval =
           unannounced || doorbellsDown ? this.options.intervalMs : Math.min(this.interval * 2, this.options.idleMs);
       });
@@ -193,7 +210,7 @@ export class MailboxPoller {
   private async read(keys: string[]): Promise<string[]> {
     if (keys.length === 0 || this.stopped) return [];
     // Issued together: one round trip per node.
-    const heads = await Promise.all(keys.map((key) => this.redis.get(key)));
+    const heads = await this.commands.readHeads({ keys });
     this.lastError = '';
     const moved: string[] = [];
     keys.forEach((key, i) => {

@@ -7,7 +7,7 @@
 import { Repeater, type Push } from '@repeaterjs/repeater';
 import type { Logger } from 'pino';
 import type { AppError } from '../../errors.js';
-import type { MailboxPoller, Ring } from './poller.js';
+import type { Head, MailboxPoller, Ring } from './poller.js';
 
 /** What a stream reads of one mailbox. */
 export interface MailboxRead<T> {
@@ -23,7 +23,7 @@ export interface MailboxRead<T> {
 /** One mailbox a stream follows. */
 export interface Mailbox<T> {
   /** The head key that moves with the mailbox, and its doorbell. */
-  head: { key: string; channel: string };
+  head: Head;
   /** Up to `first` items after `cursor` (null: after the reader's position). */
   read(cursor: number | null, first: number): Promise<MailboxRead<T>>;
   /** The item a doorbell ring carried (called only for a ring with data). */
@@ -34,7 +34,7 @@ export interface StreamOptions<T> {
   /** The mailbox behind `key`. */
   mailbox(key: string): Mailbox<T>;
   /** Either the keys to follow, or an index of them that the stream re-reads whenever its head moves. */
-  follow: string[] | { head: { key: string; channel: string }; keys(): Promise<string[]> };
+  follow: string[] | { head: Head; keys(): Promise<string[]> };
   /** Called after items up to `id` of `key` were delivered (a read position to move); false ends the stream. */
   delivered?(key: string, id: number): Promise<boolean> | boolean;
   /**
@@ -181,7 +181,7 @@ export class MessageStream<T extends { id: number }> {
     let unwatchIndex: (() => void) | undefined;
     if (Array.isArray(follow)) for (const key of follow) this.follow(key);
     else {
-      unwatchIndex = this.poller.watch(follow.head.key, follow.head.channel, () => this.wakeup.mark(INDEX));
+      unwatchIndex = this.poller.watch(follow.head, () => this.wakeup.mark(INDEX));
       this.wakeup.mark(INDEX);
     }
     try {
@@ -216,7 +216,7 @@ export class MessageStream<T extends { id: number }> {
   private follow(key: string): void {
     if (this.followed.has(key)) return;
     const mailbox = this.o.mailbox(key);
-    const unwatch = this.poller.watch(mailbox.head.key, mailbox.head.channel, (ring) => {
+    const unwatch = this.poller.watch(mailbox.head, (ring) => {
       const state = this.followed.get(key);
       if (!state) return;
       // A move the doorbell did not describe: read.

@@ -1,12 +1,15 @@
 /** The ops domain: maintenance mode, component configuration, rate limits. */
-import { opsKeys } from '../../redis/ops/keys.js';
+import { opsCommands } from '../../redis/ops/commands.js';
 import type { Base, Domain } from '../shared/domain.js';
 import { RateLimits } from './limits.js';
 import { OpsService } from './ops.js';
 
 export function createOps({ redis, space, config, log }: Base): Domain<{ ops: OpsService; limits: RateLimits }> {
-  const keys = opsKeys(space);
+  const commands = opsCommands(redis, space);
   return {
-    services: { ops: new OpsService(redis, keys), limits: new RateLimits(redis, keys, config.rateLimits, log) },
+    services: {
+      ops: new OpsService({ commands }),
+      limits: new RateLimits({ commands, options: config.rateLimits, log }),
+    },
   };
 }

@@ -5,10 +5,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterRedis } from 'rate-limiter-flexible';
 import { AppError } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import type { OpsKeys } from '../../redis/ops/keys.js';
+import type { OpsCommands } from '../../redis/ops/commands.js';
 
 const WINDOW_SECONDS = 60;
 /** Operations a process takes from Redis at once (at most a hundredth of the limit). */
@@ -39,6 +38,12 @@ interface Bucket {
   refilling?: Promise<void>;
 }
 
+export interface RateLimitDeps {
+  commands: OpsCommands;
+  options: LimitOptions;
+  log: Logger;
+}
+
 export class RateLimits {
   private readonly signIns: RateLimiterRedis | undefined;
   private readonly signUps: RateLimiterRedis | undefined;
@@ -46,22 +51,14 @@ export class RateLimits {
   private readonly batch: number;
   private readonly buckets = new LRUCache<string, Bucket>({ max: BUCKETS_MAX });
   private lastError = '';
+  private readonly options: LimitOptions;
+  private readonly log: Logger;
 
-  constructor(
-    redis: RedisClient,
-    keys: OpsKeys,
-    private readonly options: LimitOptions,
-    private readonly log: Logger,
-  ) {
+  constructor({ commands, options, log }: RateLimitDeps) {
+    this.options = options;
+    this.log = log;
     const limiter = (name: string, points: number) =>
-      points > 0
-        ? new RateLimiterRedis({
-            storeClient: redis,
-            keyPrefix: keys.rateLimit(name),
-            points,
-            duration: WINDOW_SECONDS,
-          })
-        : undefined;
+      points > 0 ? commands.rateLimiter({ name, points, durationSeconds: WINDOW_SECONDS }) : undefined;
     this.signIns = limiter('signin', options.signInFailures);
     this.signUps = limiter('signup', options.signUps);
     this.operations = limiter('ops', options.operations);
@@ -77,7 +74,7 @@ export class RateLimits {
    * Counts a sign-in attempt of `username` from `address` before the password is checked (so concurrent guesses
    * count too); BUSY past the limit. Call the returned function when the password was right: a success is no failure.
    */
-  async signInAttempt(address: string, username: string): Promise<() => Promise<void>> {
+  async signInAttempt({ address, username }: { address: string; username: string }): Promise<() => Promise<void>> {
     const limiter = this.signIns;
     if (!limiter) return () => Promise.resolve();
     const key = `${address}|${username}`;
@@ -88,7 +85,7 @@ export class RateLimits {
   }
 
   /** Counts a sign-up from `address`; BUSY past the limit. */
-  async signUp(address: string): Promise<void> {
+  async signUp({ address }: { address: string }): Promise<void> {
     await this.signUps?.consume(address).catch((rejection: unknown) => {
       throw rejection instanceof RateLimiterRes ? busy('sign-ups', rejection.msBeforeNext) : rejection;
     });
@@ -99,7 +96,7 @@ export class RateLimits {
    * promise only when this process must take a new batch from Redis. With Redis away, operations run (they fail
    * on their own if they need it).
    */
-  operation(who: string): AppError | undefined | Promise<AppError | undefined> {
+  operation({ who }: { who: string }): AppError | undefined | Promise<AppError | undefined> {
     if (!this.operations) return undefined;
     const bucket = this.buckets.get(who);
     const now = Date.now();
@@ -110,7 +107,7 @@ export class RateLimits {
       }
       if (bucket.exhausted) return busy('operations', bucket.resetAt - now);
     }
-    return this.refill(who).then(() => this.operation(who));
+    return this.refill(who).then(() => this.operation({ who }));
   }
 
   /** Takes a batch of `who`'s quota from Redis (one refill at a time per user). */

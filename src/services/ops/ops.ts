@@ -3,8 +3,7 @@
  * Every process re-reads the switch at most once a second (the book's `is_under_maintenance`), so all
  * instances see a change within about a second while a burst of mutations costs one GET per second.
  */
-import { isReady, type RedisClient } from '../../redis/clients.js';
-import type { OpsKeys } from '../../redis/ops/keys.js';
+import type { OpsCommands } from '../../redis/ops/commands.js';
 import { badInput } from '../../errors.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -17,68 +16,65 @@ export class OpsService {
   private maintenance: { value: boolean; readAt: number } | undefined;
   private pending: Promise<boolean> | undefined;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: OpsKeys,
-  ) {}
+  private readonly commands: OpsCommands;
 
-  /** Whether Redis answers a PING within `ms` (what /readyz reports). */
-  async ready(ms: number): Promise<boolean> {
-    if (!isReady(this.redis)) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    try {
-      return await Promise.race([this.redis.ping().then((r) => r === 'PONG'), timeout]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+  constructor(deps: { commands: OpsCommands }) {
+    this.commands = deps.commands;
+  }
+
+  /** Whether Redis answers a PING within `timeoutMs` (what /readyz reports). */
+  ready(input: { timeoutMs: number }): Promise<boolean> {
+    return this.commands.ping(input);
   }
 
   async isUnderMaintenance(): Promise<boolean> {
     if (this.maintenance && Date.now() - this.maintenance.readAt < MAINTENANCE_RECHECK_MS) {
       return this.maintenance.value;
     }
-    this.pending ??= this.redis
-      .get(this.keys.maintenance())
-      .then((v) => {
-        this.maintenance = { value: v === '1', readAt: Date.now() };
-        return v === '1';
+    this.pending ??= this.commands
+      .maintenance()
+      .then((value) => {
+        this.maintenance = { value, readAt: Date.now() };
+        return value;
       })
       .finally(() => (this.pending = undefined));
     return this.pending;
   }
 
-  async setMaintenance(enabled: boolean): Promise<boolean> {
-    if (enabled) await this.redis.set(this.keys.maintenance(), '1');
-    else await this.redis.del(this.keys.maintenance());
+  async setMaintenance({ enabled }: { enabled: boolean }): Promise<boolean> {
+    await this.commands.setMaintenance({ enabled });
     this.maintenance = { value: enabled, readAt: Date.now() };
     return enabled;
   }
 
-  async config(type: string, component: string): Promise<unknown> {
-    const raw = await this.redis.get(this.configKey(type, component));
+  async config(input: Component): Promise<unknown> {
+    const raw = await this.commands.config(checkComponent(input));
     return raw === null ? null : (JSON.parse(raw) as unknown);
   }
 
-  async setConfig(type: string, component: string, value: unknown): Promise<unknown> {
-    const key = this.configKey(type, component);
-    if (depthExceeds(value, CONFIG_MAX_DEPTH))
+  async setConfig(input: Component & { value: unknown }): Promise<unknown> {
+    const component = checkComponent(input);
+    if (depthExceeds(input.value, CONFIG_MAX_DEPTH))
       throw badInput('value', `must nest arrays and objects at most ${CONFIG_MAX_DEPTH} deep`);
-    const raw = JSON.stringify(value);
-    if (Buffer.byteLength(raw) > CONFIG_MAX_BYTES)
+    const json = JSON.stringify(input.value);
+    if (Buffer.byteLength(json) > CONFIG_MAX_BYTES)
       throw badInput('value', `must be at most ${CONFIG_MAX_BYTES} bytes of JSON`);
-    await this.redis.set(key, raw);
-    return value;
+    await this.commands.setConfig({ ...component, json });
+    return input.value;
   }
+}
 
-  private configKey(type: string, component: string): string {
-    if (!NAME.test(type)) throw badInput('type', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
-    if (!NAME.test(component))
-      throw badInput('component', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
-    return this.keys.config(type, component);
-  }
+/** A component's configuration is named by its type and its name (the book's config:<type>:<component>). */
+interface Component {
+  type: string;
+  component: string;
+}
+
+function checkComponent({ type, component }: Component): Component {
+  if (!NAME.test(type)) throw badInput('type', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
+  if (!NAME.test(component))
+    throw badInput('component', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"');
+  return { type, component };
 }
 
 /** Whether `value` nests arrays and objects deeper than `max` (iterative: any depth is safe to ask about). */

@@ -7,7 +7,7 @@ import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { hourStart } from '../shared/clock.js';
-import { pairs } from '../shared/replies.js';
+import { pairs } from '../../redis/replies.js';
 
 export const SEVERITIES = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 export type Severity = (typeof SEVERITIES)[number];

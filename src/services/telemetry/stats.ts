@@ -8,7 +8,7 @@ import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/telemetry/commands.js';
 import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
-import { pairs } from '../shared/replies.js';
+import { pairs } from '../../redis/replies.js';
 
 export interface Stats {
   count: number;

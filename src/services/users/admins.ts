@@ -2,45 +2,47 @@
  * Who is an admin: stored grants (a set of usernames), given by `npm run admin -- grant NAME` on the operator's
  * machine or by another admin, so nobody becomes admin by signing up a name first. ADMIN_USERS, a development
  * shortcut, adds names too (config refuses it in production). Asked per operation that needs it, never cached: a
- * revocation takes effect at the next operation.
+ * revocation takes effect at the next operation. Who may grant is the schema's `admin` scope (or the operator's CLI).
  */
 import { conflict, notFound } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/users/commands.js';
-import type { UserKeys } from '../../redis/users/keys.js';
+import type { UserCommands } from '../../redis/users/commands.js';
 import { normalizeUsername } from './users.js';
 
-export class AdminService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: UserKeys,
-    /** ADMIN_USERS: admins in development without a stored grant. */
-    private readonly shortcut: ReadonlySet<string>,
-  ) {}
+export interface AdminDeps {
+  commands: UserCommands;
+  /** ADMIN_USERS: admins in development without a stored grant. */
+  shortcut: ReadonlySet<string>;
+}
 
-  async isAdmin(username: string): Promise<boolean> {
-    return this.shortcut.has(username) || (await this.redis.sismember(this.keys.admins(), username)) === 1;
+export class AdminService {
+  private readonly commands: UserCommands;
+  private readonly shortcut: ReadonlySet<string>;
+
+  constructor(deps: AdminDeps) {
+    ({ commands: this.commands, shortcut: this.shortcut } = deps);
+  }
+
+  async isAdmin({ username }: { username: string }): Promise<boolean> {
+    return (await this.areAdmins({ usernames: [username] }))[0]!;
   }
 
   /** Whether each user is an admin, in one round trip. */
-  async areAdmins(usernames: readonly string[]): Promise<boolean[]> {
-    const stored = usernames.length > 0 ? await this.redis.smismember(this.keys.admins(), ...usernames) : [];
-    return usernames.map((u, i) => this.shortcut.has(u) || stored[i] === 1);
+  async areAdmins({ usernames }: { usernames: readonly string[] }): Promise<boolean[]> {
+    const granted = await this.commands.haveGrants({ usernames });
+    return usernames.map((u, i) => this.shortcut.has(u) || granted[i]!);
   }
 
   /** Grants admin to an existing user (NOT_FOUND otherwise: a grant never waits for a name to be signed up). */
-  async grantAdmin(rawUsername: string): Promise<string> {
-    const username = normalizeUsername(rawUsername);
-    if ((await this.redis.exists(this.keys.userProfile(username))) === 0) throw notFound(`user "${username}"`);
-    await this.redis.sadd(this.keys.admins(), username);
+  async grantAdmin(input: { username: string }): Promise<string> {
+    const username = await this.existing(input.username);
+    await this.commands.grantAdmin({ username });
     return username;
   }
 
   /** Takes a stored grant back (nothing when there was none); CONFLICT for the last one. */
-  async revokeAdmin(rawUsername: string): Promise<string> {
-    const username = normalizeUsername(rawUsername);
-    if ((await this.redis.exists(this.keys.userProfile(username))) === 0) throw notFound(`user "${username}"`);
-    if ((await commands.revokeAdmin(this.redis, this.keys, { username })) === 'last') {
+  async revokeAdmin(input: { username: string }): Promise<string> {
+    const username = await this.existing(input.username);
+    if ((await this.commands.revokeAdmin({ username })) === 'last') {
       throw conflict(`"${username}" holds the last admin grant; grant another admin first`);
     }
     return username;
@@ -48,6 +50,13 @@ export class AdminService {
 
   /** The users holding a stored grant, sorted. */
   async list(): Promise<string[]> {
-    return (await this.redis.smembers(this.keys.admins())).sort();
+    return (await this.commands.grants()).sort();
+  }
+
+  private async existing(raw: string): Promise<string> {
+    const username = normalizeUsername(raw);
+    const [exists] = await this.commands.exist({ usernames: [username] });
+    if (!exists) throw notFound(`user "${username}"`);
+    return username;
   }
 }

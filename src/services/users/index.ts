@@ -1,6 +1,6 @@
 /** The users domain: users and the directory, sessions, admin grants. */
 import DataLoader from 'dataloader';
-import { userKeys } from '../../redis/users/keys.js';
+import { userCommands } from '../../redis/users/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { RateLimits } from '../ops/limits.js';
 import type { Base, Domain } from '../shared/domain.js';
@@ -17,12 +17,18 @@ export function createUsers(
   { redis, space, config, log }: Base,
   { poller, limits }: { poller: MailboxPoller; limits: RateLimits },
 ): Domain<{ sessions: SessionService; users: UserService; admins: AdminService }, UserLoaders> {
-  const keys = userKeys(space);
-  const sessions = new SessionService(redis, keys, config.sessionTtlSeconds, poller, config.sessionCheckMs, log);
-  const admins = new AdminService(redis, keys, config.adminUsers);
+  const commands = userCommands(redis, space);
+  const sessions = new SessionService({
+    commands,
+    poller,
+    ttlSeconds: config.sessionTtlSeconds,
+    checkMs: config.sessionCheckMs,
+    log,
+  });
+  const admins = new AdminService({ commands, shortcut: config.adminUsers });
   return {
-    services: { sessions, users: new UserService(redis, keys, sessions, limits), admins },
-    loaders: () => ({ isAdmin: new DataLoader((usernames) => admins.areAdmins(usernames)) }),
+    services: { sessions, users: new UserService({ commands, sessions, limits }), admins },
+    loaders: () => ({ isAdmin: new DataLoader((usernames) => admins.areAdmins({ usernames })) }),
     close: () => Promise.resolve(sessions.stop()),
   };
 }

@@ -7,9 +7,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/users/commands.js';
-import type { UserKeys } from '../../redis/users/keys.js';
+import type { UserCommands } from '../../redis/users/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -32,6 +30,16 @@ interface Confirmations {
   check?: () => void;
 }
 
+export interface SessionDeps {
+  commands: UserCommands;
+  poller: MailboxPoller;
+  /** SESSION_TTL: the idle expiry every use pushes back. */
+  ttlSeconds: number;
+  /** How often watched sessions are checked again (expiry; a revocation needs no check). */
+  checkMs: number;
+  log: Logger;
+}
+
 export class SessionService {
   private readonly cache = new LRUCache<string, Cached>({ max: CACHE_MAX, ttl: CACHE_MS });
   /** Moves on every revocation seen here; a lookup that overlapped one does not fill the cache. */
@@ -47,21 +55,19 @@ export class SessionService {
   private readonly timer: NodeJS.Timeout;
   private readonly unlisten: (() => void)[];
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: UserKeys,
-    private readonly ttlSeconds: number,
-    private readonly poller: MailboxPoller,
-    /** How often watched sessions are checked again (expiry; a revocation needs no check). */
-    checkMs: number,
-    private readonly log: Logger,
-  ) {
-    const { head, bell, ack } = keys.sessionRevocations();
+  private readonly commands: UserCommands;
+  private readonly poller: MailboxPoller;
+  private readonly ttlSeconds: number;
+  private readonly log: Logger;
+
+  constructor(deps: SessionDeps) {
+    ({ commands: this.commands, poller: this.poller, ttlSeconds: this.ttlSeconds, log: this.log } = deps);
+    const { head, bell, ack } = this.commands.revocations;
     this.ackChannel = ack(randomUUID());
     this.unlisten = [
-      poller.listen(bell, (message) => this.heard(message)),
-      poller.listen(this.ackChannel, (value) => this.confirmed(value)),
-      poller.watch(head, bell, (ring) => {
+      this.poller.listen({ channel: bell }, (message) => this.heard(message)),
+      this.poller.listen({ channel: this.ackChannel }, (value) => this.confirmed(value)),
+      this.poller.watch({ key: head, channel: bell }, (ring) => {
         this.listening = true;
         if (ring?.data) return; // heard() has handled it
         // A move found by a read (a ring lost on its way) could be any token.
@@ -70,7 +76,7 @@ export class SessionService {
         void this.check();
       }),
     ];
-    this.timer = setInterval(() => void this.check(), checkMs);
+    this.timer = setInterval(() => void this.check(), deps.checkMs);
     this.timer.unref();
   }
 
@@ -79,14 +85,15 @@ export class SessionService {
     return TOKEN_PATTERN.test(token);
   }
 
-  async create(username: string): Promise<string> {
+  /** A new session of `username`: its token. */
+  async create({ username }: { username: string }): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    await this.redis.set(this.keys.session(hashOf(token)), username, 'EX', this.ttlSeconds);
+    await this.commands.createSession({ tokenHash: hashOf(token), username, ttlSeconds: this.ttlSeconds });
     return token;
   }
 
   /** The username the token belongs to, refreshing its idle expiry; null when unknown, expired or revoked. */
-  async resolve(token: string): Promise<string | null> {
+  async resolve({ token }: { token: string }): Promise<string | null> {
     if (!SessionService.isWellFormed(token)) return null;
     const hash = hashOf(token);
     const doorbells = this.poller.doorbells();
@@ -94,7 +101,7 @@ export class SessionService {
     const cached = cacheable ? this.cache.get(hash) : undefined;
     if (cached?.connection === doorbells.connection) return cached.username;
     const revocations = this.revocations;
-    const username = await this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds);
+    const username = await this.commands.touchSession({ tokenHash: hash, ttlSeconds: this.ttlSeconds });
     const still = this.poller.doorbells();
     if (
       username !== null &&
@@ -112,15 +119,12 @@ export class SessionService {
    * Revokes the token in every process: when this returns, every process that can hear revocations has dropped it
    * and ended its subscriptions. True when there was a session to revoke.
    */
-  async signOut(token: string): Promise<boolean> {
+  async signOut({ token }: { token: string }): Promise<boolean> {
     if (!SessionService.isWellFormed(token)) return false;
     const hash = hashOf(token);
     this.forget(hash);
-    if ((await this.redis.del(this.keys.session(hash))) === 0) return false;
-    const { value, receivers } = await commands.signOut(this.redis, this.keys, {
-      tokenHash: hash,
-      ackChannel: this.ackChannel,
-    });
+    if (!(await this.commands.deleteSession({ tokenHash: hash }))) return false;
+    const { value, receivers } = await this.commands.signOut({ tokenHash: hash, ackChannel: this.ackChannel });
     await this.confirmedBy(value, receivers);
     return true;
   }
@@ -129,7 +133,7 @@ export class SessionService {
    * Calls `onRevoked` once when the token is revoked (in any process) or found expired, for a live subscription to
    * end. Returns the function that stops watching.
    */
-  watch(token: string, onRevoked: () => void): () => void {
+  watch({ token }: { token: string }, onRevoked: () => void): () => void {
     const hash = hashOf(token);
     const callbacks = this.watchers.get(hash) ?? new Set();
     this.watchers.set(hash, callbacks);
@@ -160,9 +164,9 @@ export class SessionService {
     this.forget(hash);
     for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
     if (ackChannel)
-      this.redis
-        .spublish(ackChannel, value)
-        .catch((err: Error) => this.log.warn({ err }, 'revocation confirmation failed'));
+      this.commands
+        .confirmRevocation({ ackChannel, value })
+        .catch((err: unknown) => this.log.warn({ err }, 'revocation confirmation failed'));
   }
 
   private confirmed(value: string): void {
@@ -203,7 +207,7 @@ export class SessionService {
     if (hashes.length === 0) return;
     try {
       const usernames = await Promise.all(
-        hashes.map((hash) => this.redis.getex(this.keys.session(hash), 'EX', this.ttlSeconds)),
+        hashes.map((tokenHash) => this.commands.touchSession({ tokenHash, ttlSeconds: this.ttlSeconds })),
       );
       hashes.forEach((hash, i) => {
         if (usernames[i] === null) for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();

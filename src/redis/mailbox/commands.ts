@@ -1,0 +1,37 @@
+/**
+ * The mailbox engine's door to Redis: it reads the head keys that move with their mailboxes, and listens on the
+ * doorbell connection (sharded pub/sub: SSUBSCRIBE, `smessage` events) that announces their moves. It knows no
+ * domain: the keys and channels are named by the domains whose mailboxes they are.
+ */
+import { Redis } from 'ioredis';
+import { isReady, type RedisClient } from '../clients.js';
+
+export type MailboxCommands = ReturnType<typeof mailboxCommands>;
+
+/** `subscriber` is the doorbell connection (clients.ts createSubscriber), to the same Redis as `redis`. */
+export function mailboxCommands(redis: RedisClient, subscriber: RedisClient) {
+  return {
+    /** The value of each head key (null: none); issued together, so one round trip per node. */
+    readHeads(a: { keys: readonly string[] }): Promise<(string | null)[]> {
+      return Promise.all(a.keys.map((key) => redis.get(key)));
+    },
+
+    /** The doorbell connection. */
+    doorbells: {
+      subscribe: async (a: { channel: string }): Promise<void> => void (await subscriber.ssubscribe(a.channel)),
+      unsubscribe: async (a: { channel: string }): Promise<void> => void (await subscriber.sunsubscribe(a.channel)),
+      /** Calls `handler` with every message of every channel subscribed to. */
+      onMessage: (handler: (channel: string, message: string) => void): void => void subscriber.on('smessage', handler),
+      /** Calls `handler` whenever the connection closes (rings sent until it is back are lost). */
+      onClose: (handler: () => void): void => void subscriber.on('close', handler),
+      /** Whether rings reach this process now. */
+      up: (): boolean => isReady(subscriber),
+      /** Stops reading the connection for `ms` (its rings wait in the socket): how tests make a process hear late. */
+      holdFor: (ms: number): void => {
+        if (!(subscriber instanceof Redis)) throw new Error('a cluster has a doorbell connection per node');
+        subscriber.stream.pause();
+        setTimeout(() => subscriber.stream.resume(), ms);
+      },
+    },
+  };
+}
