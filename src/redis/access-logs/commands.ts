@@ -60,12 +60,7 @@ export async function finishShare(
   const logs = k.accessLogs();
   const u = logs.upload(a.id);
   const keys = [u.record, u.shares, ...a.visits.map((v) => logs.visits(v.day, v.level))];
-  const args = [
-    a.share,
-    a.lines,
-    a.errors,
-    ...a.visits.flatMap((v) => [v.counts.size, ...[...v.counts].flatMap(([place, count]) => [count, place])]),
-  ];
+  const args = [a.share, a.lines, a.errors, JSON.stringify(a.visits.map((v) => Object.fromEntries(v.counts)))];
   const [status, lines, errors] = await finishShareScript(redis, keys, args);
   if (status === 2) return { status: 'last', lines: lines!, errors: errors! };
   return { status: status === 1 ? 'counted' : status === STATUS.NOT_FOUND ? 'missing' : 'before' };

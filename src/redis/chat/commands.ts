@@ -126,8 +126,9 @@ export async function markRead(
 }
 
 /**
- * The chat's version, each reader's read position (-1: not a member) and up to `limit` messages (JSON) after
- * `after` (-1: after the lowest position), read at once; null when the chat does not exist.
+ * The chat's version, each reader's read position (STATUS.NOT_MEMBER, negative, when not a member) and up to
+ * `limit` messages (JSON) after `after` (-1: after the lowest position), read at once; null when the chat does not
+ * exist.
  */
 export async function readChat(
   redis: RedisClient,

@@ -1,20 +1,42 @@
--- sendMessage: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
--- The doorbell says "<version key> <new version> <message JSON>" (without the JSON for a message larger than
--- `doorbellMax` bytes): a subscriber that has read up to the previous version may deliver it without reading.
--- Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
--- a member who stays away gets one gap notice per tenth of the backlog, not one per message); what they lost is
--- merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
--- deleted, except the most recent `history`. A scheduled message (scheduledId not '') is sent once, however often
--- the send is retried or raced within SCHEDULED_MEMO_MS (the memo of which was sent is then forgotten).
--- Returns {STATUS.NOT_FOUND} no such chat, {STATUS.NOT_MEMBER} (nothing is written), {STATUS.SENT_BEFORE, id} when
--- the scheduled message was sent before as message `id` (nothing is written), else {id, sentAt, members, user1,
--- from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when the chat has at
--- most `contactsMax` of them, else ''; and the gap entries this call claimed for delivery (claimed for `claimMs`;
--- the caller delivers each and runs gapDelivered; if it dies first, a send after the claim ends claims it again).
+--[[
+  sendMessage: store the next message of a chat, enforce the backlog bound, trim, ring the doorbell.
+  The doorbell says "<version key> <new version> <message JSON>" (without the JSON for a message larger than
+  `doorbellMax` bytes): a subscriber that has read up to the previous version may deliver it without reading.
+  Members more than `backlog` messages behind lose their oldest unread messages, down to 90% of the backlog (so
+  a member who stays away gets one gap notice per tenth of the backlog, not one per message); what they lost is
+  merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
+  deleted, except the most recent `history`. A scheduled message (scheduledId not '') is sent once, however often
+  the send is retried or raced within SCHEDULED_MEMO_MS (the memo of which was sent is then forgotten).
+  Refuses a chat that does not exist and a sender who is not a member.
+
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt (set to the message's time)
+  KEYS[2] seq: string counter, the chat's last message id
+  KEYS[3] version: string counter, the chat's version, bumped by the message
+  KEYS[4] members: sorted set, member → read position
+  KEYS[5] messages: sorted set, message id → message JSON {id, sender, text, sentAt}
+  KEYS[6] gaps: hash, the gap outbox, member → "from:to:claimedUntil"
+  KEYS[7] scheduled: hash, the memo of sent scheduled messages, scheduled message id → message id
+  KEYS[8] scheduledAt: sorted set, the memo's times, scheduled message id → ms sent
+  ARGV[1] sender: the sender's username
+  ARGV[2] text: the message's text
+  ARGV[3] backlog: the most unread messages a member keeps
+  ARGV[4] history: how many of the most recent messages are kept even when everyone has read them
+  ARGV[5] bell: the chat's doorbell channel
+  ARGV[6] claimMs: how long a gap entry claimed for delivery stays claimed, in ms
+  ARGV[7] doorbellMax: the largest message JSON the doorbell carries, in bytes
+  ARGV[8] contactsMax: the most members the reply lists
+  ARGV[9] scheduledId: the scheduled message's id, '' for an ordinary message
+
+  Returns {STATUS.NOT_FOUND} no such chat, {STATUS.NOT_MEMBER} (nothing is written), {STATUS.SENT_BEFORE, id} when
+  the scheduled message was sent before as message `id` (nothing is written), else {id, sentAt, members, user1,
+  from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when the chat has at
+  most `contactsMax` of them, else ''; and the gap entries this call claimed for delivery (claimed for `claimMs`;
+  the caller delivers each and runs gapDelivered; if it dies first, a send after the claim ends claims it again).
+]]
 --- @include lib/now
 --- @include lib/trim-read
 local meta, seq, version, members, messages, gaps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local scheduled, scheduledAt = KEYS[7], KEYS[8] -- scheduled message id → message id, and → ms sent
+local scheduled, scheduledAt = KEYS[7], KEYS[8]
 local sender, text, backlog, history, bell = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local claimMs, doorbellMax, contactsMax, scheduledId = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 if redis.call('EXISTS', meta) == 0 then

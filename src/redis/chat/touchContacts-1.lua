@@ -1,19 +1,30 @@
--- touchContacts: move contacts to the front of a user's recent-contacts list, capped (the book's
--- add_update_contact, for several names at once). When the list already starts with these names in that order
--- (someone writing to the same chat again), nothing is written. Returns the list's length.
+--[[
+  touchContacts: move contacts to the front of a user's recent-contacts list, capped (the book's
+  add_update_contact, for several names at once). When the list already starts with these names in that order
+  (someone writing to the same chat again), nothing is written.
+
+  KEYS[1] contacts: list, the user's recent contacts, newest first
+  ARGV[1] cap: the most contacts kept
+  ARGV[2..] names: one username each; the last one ends up first
+
+  Returns the list's length.
+]]
 local contacts = KEYS[1]
-local cap = tonumber(ARGV[1]) -- then the names, from ARGV[2]; the last one ends up first
-local n = #ARGV - 1
+local cap = tonumber(ARGV[1])
+local namesAt = 2
+local n = #ARGV - namesAt + 1
 local head = redis.call('LRANGE', contacts, 0, n - 1)
 local unchanged = #head == n
-for i = 1, n do
+local h = 1
+for i = #ARGV, namesAt, -1 do -- the list's head is the names, last first
   if not unchanged then
     break
   end
-  unchanged = head[i] == ARGV[#ARGV - i + 1]
+  unchanged = head[h] == ARGV[i]
+  h = h + 1
 end
 if not unchanged then
-  for i = 2, #ARGV do
+  for i = namesAt, #ARGV do
     redis.call('LREM', contacts, 0, ARGV[i])
     redis.call('LPUSH', contacts, ARGV[i])
   end
