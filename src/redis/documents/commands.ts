@@ -79,10 +79,7 @@ export async function indexDocument(
       a.titleScore,
       a.content,
       a.length,
-      words.length,
-      ...words,
-      ...a.frequencies.values(),
-      ...a.dropped,
+      JSON.stringify({ words, frequencies: [...a.frequencies.values()], dropped: a.dropped }),
     ],
   );
   return typeof reply === 'number'
