@@ -187,7 +187,7 @@ export async function searchStats(
   const [documents, lengthSum, ...df] = await searchStatsScript(
     redis,
     [s.updated, s.lengthSum, s.df, s.statsScratch, ...words.map(s.word)],
-    [a.groups.length, ...a.groups.flatMap((g) => [g.length, ...g])],
+    [JSON.stringify(a.groups)],
   );
   return { documents: documents!, lengthSum: lengthSum!, df };
 }
@@ -247,8 +247,7 @@ export async function searchDocuments(
       a.bm25.avgLength,
       a.bm25.k1,
       a.bm25.b,
-      a.groups.length,
-      ...a.groups.flatMap((g) => [g.words.length, g.idf]),
+      JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
     ],
   );
   return { total, top };
