@@ -79,7 +79,8 @@ export async function indexDocument(
       a.titleScore,
       a.content,
       a.length,
-      JSON.stringify({ words, frequencies: [...a.frequencies.values()], dropped: a.dropped }),
+      // frequencies as strings: ZADD takes them as they are (redis.call would format a Lua number with %.17g)
+      JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
     ],
   );
   return typeof reply === 'number'

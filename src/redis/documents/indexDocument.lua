@@ -27,7 +27,8 @@
   ARGV[8] content: the content as shown
   ARGV[9] length: the document's weighted length
   ARGV[10] packed: cjson {words = {...}, frequencies = {...}, dropped = {...}}: the document's words, their weighted
-    frequencies in the same order, and the words it had at version `expected` and no longer has
+    frequencies in the same order (as strings, given to ZADD as they are), and the words it had at version
+    `expected` and no longer has
 
   Returns {version, updated ms, votes, whether the user voted (1 or 0)}; else STATUS.CHANGED or STATUS.NOT_OWNER
   (nothing is written).
