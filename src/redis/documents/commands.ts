@@ -79,10 +79,8 @@ export async function indexDocument(
       a.titleScore,
       a.content,
       a.length,
-      words.length,
-      ...words,
-      ...a.frequencies.values(),
-      ...a.dropped,
+      // frequencies as strings: ZADD takes them as they are (redis.call would format a Lua number with %.17g)
+      JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
     ],
   );
   return typeof reply === 'number'
@@ -190,7 +188,7 @@ export async function searchStats(
   const [documents, lengthSum, ...df] = await searchStatsScript(
     redis,
     [s.updated, s.lengthSum, s.df, s.statsScratch, ...words.map(s.word)],
-    [a.groups.length, ...a.groups.flatMap((g) => [g.length, ...g])],
+    [JSON.stringify(a.groups)],
   );
   return { documents: documents!, lengthSum: lengthSum!, df };
 }
@@ -250,8 +248,7 @@ export async function searchDocuments(
       a.bm25.avgLength,
       a.bm25.k1,
       a.bm25.b,
-      a.groups.length,
-      ...a.groups.flatMap((g) => [g.words.length, g.idf]),
+      JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
     ],
   );
   return { total, top };

@@ -1,11 +1,33 @@
--- deleteDocument: removes a document from its shard, everywhere: hash, voters, postings, sort keys, vocabulary.
--- Returns 1, or 0 when there was none (and `expected` is '0'); STATUS.CHANGED when its version is not `expected`
--- (the caller read its words of that version; it reads again), STATUS.NOT_OWNER as indexDocument.
+--[[
+  deleteDocument: removes a document from its shard, everywhere: hash, voters, postings, sort keys, vocabulary.
+  Refuses with STATUS.CHANGED when its version is not `expected` (the caller read its words of that version; it
+  reads again) and STATUS.NOT_OWNER when another user wrote it and the caller is no admin.
+
+  KEYS[1] doc: hash, the document: title, content, author, updated (ms), votes, ver, words (space-separated)
+  KEYS[2] voters: set, who voted for the document
+  KEYS[3] updated: sorted set, id -> updated (ms)
+  KEYS[4] votes: sorted set, id -> votes
+  KEYS[5] titleScores: sorted set, id -> string_to_score of the lower-cased title
+  KEYS[6] titles: hash, id -> the lower-cased title
+  KEYS[7] lengths: hash, id -> the document's weighted length
+  KEYS[8] lengthSum: string, the sum of the lengths
+  KEYS[9] vocabulary: sorted set, every score 0, the words indexed in the shard
+  KEYS[10] df: hash, word -> the number of the shard's documents having it
+  KEYS[11..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[5..], in their order
+  ARGV[1] id: the document's id
+  ARGV[2] expected: the version the caller read ('0': none)
+  ARGV[3] user: who deletes it
+  ARGV[4] isAdmin: '1' when the user is an admin (and may delete another's document), else '0'
+  ARGV[5..] words: the document's words at version `expected`, one each
+
+  Returns 1, or 0 when there was none (and `expected` is '0'); else STATUS.CHANGED or STATUS.NOT_OWNER (nothing is
+  written).
+]]
 --- @include lib/postings
 local doc, voters, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
--- The document's words are ARGV[5 ..], their postings KEYS[11 ..].
+local postingsAt, wordsAt = 11, 5
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
 if (state[1] or '0') ~= expected then
@@ -17,7 +39,11 @@ end
 if state[2] ~= user and not isAdmin then
   return STATUS.NOT_OWNER
 end
-dropPostings(df, vocabulary, id, 11, -6)
+local words = {}
+for i = wordsAt, #ARGV do
+  words[#words + 1] = ARGV[i]
+end
+dropPostings(df, vocabulary, id, words, postingsAt)
 redis.call('DECRBY', lengthSum, tonumber(redis.call('HGET', lengths, id)) or 0)
 redis.call('HDEL', lengths, id)
 redis.call('HDEL', titles, id)

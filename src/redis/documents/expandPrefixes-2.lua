@@ -1,8 +1,17 @@
--- expandPrefixes: the shard's words starting with each prefix (the first `scanMax` of each, in byte order) and how
--- many of the shard's documents have each. Returns one {word, df, word, df, ...} per prefix.
+--[[
+  expandPrefixes: the shard's words starting with each prefix (the first `scanMax` of each, in byte order) and how
+  many of the shard's documents have each.
+
+  KEYS[1] vocabulary: sorted set, every score 0, the words indexed in the shard
+  KEYS[2] df: hash, word -> the number of the shard's documents having it
+  ARGV[1] scanMax: the most words read per prefix
+  ARGV[2..] prefixes: one prefix each
+
+  Returns one {word, df, word, df, ...} per prefix, in the order of the prefixes.
+]]
 --- @include lib/chunks
 local vocabulary, df = KEYS[1], KEYS[2]
-local scanMax = tonumber(ARGV[1]) -- the prefixes are ARGV[2 ..]
+local scanMax = tonumber(ARGV[1])
 local out = {}
 for i = 2, #ARGV do
   local prefix = ARGV[i]

@@ -1,28 +1,54 @@
--- searchDocuments: one shard's part of a search. Stores the documents having a word of every group and none of
--- the excluded words in `hits`, scored so that ascending (score, id) is the sort's order, for `ttl` seconds;
--- keeps the first `resultMax`. Returns {matches, {id, score, ...} of the first `top}`.
--- Sorts: UPDATED_DESC/ASC by -/+updated, VOTES_DESC by -votes, RANKED by the weighted sum (weights negated by the
--- caller), ID_ASC all 0 (ties go by id), RELEVANCE by -BM25 (idf from every shard, given per group), and
--- TITLE_ASC/DESC, ID_DESC by position.
+--[[
+  searchDocuments: one shard's part of a search. Stores the documents having a word of every group and none of
+  the excluded words in `hits`, scored so that ascending (score, id) is the sort's order, for `ttl` seconds;
+  keeps the first `resultMax`.
+  Sorts: UPDATED_DESC/ASC by -/+updated, VOTES_DESC by -votes, RANKED by the weighted sum (weights negated by the
+  caller), ID_ASC all 0 (ties go by id), RELEVANCE by -BM25 (idf from every shard, given per group), and
+  TITLE_ASC/DESC, ID_DESC by position.
+
+  KEYS[1] hits: sorted set, the shard's matches (the result), expiring after `ttl`
+  KEYS[2] updated: sorted set, id -> updated (ms)
+  KEYS[3] votes: sorted set, id -> votes
+  KEYS[4] titleScores: sorted set, id -> string_to_score of the lower-cased title
+  KEYS[5] titles: hash, id -> the lower-cased title
+  KEYS[6] lengths: hash, id -> the document's weighted length
+  KEYS[7] scratch: sorted set, orders titles that tie in titleScores, deleted before the script returns
+  KEYS[8..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
+    before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
+    then the postings of the excluded words (the rest)
+  ARGV[1] sort: UPDATED_DESC, UPDATED_ASC, VOTES_DESC, RANKED, TITLE_ASC, TITLE_DESC, ID_ASC, ID_DESC or RELEVANCE
+  ARGV[2] ttl: the result's TTL, seconds
+  ARGV[3] resultMax: the most matches kept
+  ARGV[4] top: how many of the first matches are returned
+  ARGV[5] weightUpdated: RANKED: the weight of updated (ms), negated
+  ARGV[6] weightVotes: RANKED: the weight of votes, negated
+  ARGV[7] avgLength: RELEVANCE: the average document length over every shard
+  ARGV[8] k1: RELEVANCE: BM25's k1
+  ARGV[9] b: RELEVANCE: BM25's b
+  ARGV[10] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
+
+  Returns {matches, {id, score, ...} of the first `top`}.
+]]
 --- @include lib/chunks
 local hits, updated, votes, titleScores, titles, lengths, scratch =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local sort, ttl, resultMax, top = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local weightUpdated, weightVotes = ARGV[5], ARGV[6]
 local avgLength, k1, b = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
--- ARGV[10]: the number of groups G, then per group its size and idf. KEYS[8 .. 7+G]: a scratch key per group,
--- then the postings of every group's words in order, then the postings of the excluded words.
-local groups = tonumber(ARGV[10])
+local packed = cjson.decode(ARGV[10])
+local sizes, idf = packed.sizes, packed.idf
+local groups = #sizes
+local setsAt = 8 -- a scratch key per group, then the postings
+local postingsAt = setsAt + groups
 
 -- each group as one sorted set: a word's postings, or the union (frequencies summed) of its words'
-local sets, idf, k = {}, {}, 8 + groups
+local sets, k = {}, postingsAt
 for g = 1, groups do
-  local size = tonumber(ARGV[9 + 2 * g])
-  idf[g] = tonumber(ARGV[10 + 2 * g])
+  local size = sizes[g]
   if size == 1 then
     sets[g] = KEYS[k]
   else
-    sets[g] = KEYS[7 + g]
+    sets[g] = KEYS[setsAt + g - 1]
     inChunks(size, function(first, last)
       redis.call('ZUNIONSTORE', sets[g], last - first + 2, sets[g], unpack(KEYS, k + first - 1, k + last - 1))
     end)
@@ -160,7 +186,7 @@ elseif total > 0 and sort == 'ID_DESC' then
 end
 
 for g = 1, groups do
-  if sets[g] == KEYS[7 + g] then
+  if sets[g] == KEYS[setsAt + g - 1] then
     redis.call('DEL', sets[g])
   end
 end

@@ -1,15 +1,27 @@
--- searchStats: what relevance needs from a shard: its number of documents, the sum of their lengths, and for each
--- group of query words the number of documents having any of them.
--- Returns {documents, length sum, df of group 1, ...}.
+--[[
+  searchStats: what relevance needs from a shard: its number of documents, the sum of their lengths, and for each
+  group of query words the number of documents having any of them.
+
+  KEYS[1] updated: sorted set, id -> updated (ms); its size is the shard's number of documents
+  KEYS[2] lengthSum: string, the sum of the documents' weighted lengths
+  KEYS[3] df: hash, word -> the number of the shard's documents having it
+  KEYS[4] scratch: sorted set, the union of a group's postings, deleted before the script returns
+  KEYS[5..] postings: sorted sets, one per word of packed, in order (group 1's words, then group 2's, ...)
+  ARGV[1] packed: cjson {{word, ...}, ...}: the groups of query words, each a list of words
+
+  Returns {documents, length sum, df of group 1, ...}.
+]]
 --- @include lib/chunks
 local updated, lengthSum, df, scratch = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
--- ARGV: the number of groups, then per group its size and its words; KEYS[5 ..]: the words' postings, in order.
+local packed = cjson.decode(ARGV[1])
+local postingsAt = 5
+
 local out = { redis.call('ZCARD', updated), tonumber(redis.call('GET', lengthSum)) or 0 }
-local a, k = 2, 5
-for _ = 1, tonumber(ARGV[1]) do
-  local size = tonumber(ARGV[a])
+local k = postingsAt
+for _, words in ipairs(packed) do
+  local size = #words
   if size == 1 then
-    out[#out + 1] = tonumber(redis.call('HGET', df, ARGV[a + 1])) or 0
+    out[#out + 1] = tonumber(redis.call('HGET', df, words[1])) or 0
   else
     redis.call('DEL', scratch)
     inChunks(size, function(first, last)
@@ -17,7 +29,6 @@ for _ = 1, tonumber(ARGV[1]) do
     end)
     out[#out + 1] = redis.call('ZCARD', scratch)
   end
-  a = a + 1 + size
   k = k + size
 end
 redis.call('DEL', scratch)

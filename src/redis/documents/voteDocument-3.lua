@@ -1,5 +1,14 @@
--- voteDocument: one vote per user per document (a second vote changes nothing).
--- Returns the document's votes; STATUS.NOT_FOUND when there is no such document.
+--[[
+  voteDocument: one vote per user per document (a second vote changes nothing).
+
+  KEYS[1] doc: hash, the document (its `votes` field counts them)
+  KEYS[2] voters: set, who voted for the document
+  KEYS[3] votes: sorted set, the shard's documents by votes
+  ARGV[1] id: the document's id
+  ARGV[2] user: the voter
+
+  Returns the document's votes; STATUS.NOT_FOUND when there is no such document (nothing is written).
+]]
 local doc, voters, votes = KEYS[1], KEYS[2], KEYS[3]
 local id, user = ARGV[1], ARGV[2]
 if redis.call('EXISTS', doc) == 0 then

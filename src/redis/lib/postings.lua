@@ -32,12 +32,12 @@ local function countDocuments(df, vocabulary, words, delta)
   end)
 end
 
--- dropPostings: the document leaves the postings KEYS[from ..], whose words are ARGV[from + shift ..].
-local function dropPostings(df, vocabulary, id, from, shift)
+-- dropPostings: the document leaves the postings of `words`, which are KEYS[first ..], one per word in order.
+local function dropPostings(df, vocabulary, id, words, first)
   local gone = {}
-  for i = from, #KEYS do
-    if redis.call('ZREM', KEYS[i], id) == 1 then
-      gone[#gone + 1] = ARGV[i + shift]
+  for j = 1, #words do
+    if redis.call('ZREM', KEYS[first + j - 1], id) == 1 then
+      gone[#gone + 1] = words[j]
     end
   end
   countDocuments(df, vocabulary, gone, -1)
