@@ -85,12 +85,12 @@ export async function indexAd(
       a.dailyBudget ?? '',
       JSON.stringify(a.locations),
       a.task,
-      a.locations.length,
-      a.terms.length,
-      a.droppedLocations.length,
-      a.droppedTerms.length,
-      ...a.terms,
-      ...a.droppedTerms,
+      JSON.stringify({
+        nLocations: a.locations.length,
+        words: a.terms,
+        nDroppedLocations: a.droppedLocations.length,
+        droppedWords: a.droppedTerms,
+      }),
     ],
   );
   return reply < 0 ? refused(reply) : reply;

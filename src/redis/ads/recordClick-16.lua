@@ -1,9 +1,34 @@
--- recordClick: the book's record_click, counting once. The targeting must be known, at most 15 minutes old and
--- of this ad; its first click (or, with `action`, its first action) counts: a click as a click, an action as an
--- action (never a click), for the ad, its type and each word the targeting matched that the ad still has (a
--- replaced ad forgets the words it dropped). A click on a CPC ad, an
--- action on a CPA ad, is charged to an ad within its budgets and makes it due to be learned again.
--- Returns 1 when counted, 0 when not; STATUS.WRONG_DAY when ARGV[4] is not today.
+--[[
+  recordClick: the book's record_click, counting once. The targeting must be known, at most 15 minutes old and of
+  this ad; its first click (or, with `action`, its first action) counts: a click as a click, an action as an action
+  (never a click), for the ad, its type and each word the targeting matched that the ad still has (a replaced ad
+  forgets the words it dropped). A click on a CPC ad, an action on a CPA ad, is charged to an ad within its budgets
+  and makes it due to be learned again. The keys are bound in the table K by these names (lib/ads.lua takes K).
+
+  KEYS[1] targetings: hash, the targetings of the minute, "<nonce>" → "<ad id> <ms> <matched words>", "<nonce>:c|a"
+  KEYS[2] profiles: hash, ad id → "<type> <value>"
+  KEYS[3] clicks: hash, ad id → its clicks
+  KEYS[4] actions: hash, ad id → its actions
+  KEYS[5] events: hash, ad id → what its eCPM learns from (clicks, actions for CPA)
+  KEYS[6] spent: hash, ad id → the price of every event charged to it
+  KEYS[7] budgets: hash, ad id → its total budget
+  KEYS[8] dailyBudgets: hash, ad id → its daily budget
+  KEYS[9] daily: hash, ad id → spent on the UTC day ARGV[4]
+  KEYS[10] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of a type's ads, "<TYPE>:avg"
+  KEYS[11] wordClicks: hash, "<ad id> <word>" → clicks
+  KEYS[12] wordActions: hash, "<ad id> <word>" → actions
+  KEYS[13] learnPending: set of the ads due to be learned again
+  KEYS[14] queueReady: list, the learning queue's ready tasks
+  KEYS[15] queueDelayed: sorted set, the learning queue's delayed tasks
+  KEYS[16] meta: hash of the ad: locations, terms (its words, space-separated), ver
+  ARGV[1] nonce: the targeting's
+  ARGV[2] id: the ad clicked
+  ARGV[3] action: '1' for an action, '0' for a click
+  ARGV[4] day: the UTC day (days since 1970) of KEYS[9]
+  ARGV[5] task: the learning task queued when the ad becomes due
+
+  Returns 1 when counted, 0 when not; STATUS.WRONG_DAY when `day` is not Redis's day (nothing is written).
+]]
 --- @include lib/ads
 local K = {
   targetings = KEYS[1], profiles = KEYS[2], clicks = KEYS[3], actions = KEYS[4], events = KEYS[5], spent = KEYS[6],

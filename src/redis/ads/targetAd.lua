@@ -1,25 +1,54 @@
--- targetAd: the book's target_ads and record_targeting_result in one step. The ads of any of the locations are
--- the candidates; each scores its eCPM plus, for the page's words it has, half its smallest and half its largest
--- word bonus (the book's ZUNIONSTORE of base, MIN and MAX with weights 1, .5, .5). With exploration, each CPC and
--- CPA candidate's click (action) rate is drawn from its Beta posterior instead (Thompson sampling). The best
--- candidate that the viewer has not seen `cap` times today and whose budgets are not spent is picked; its view is
--- recorded (per word of the page it has, per viewer, per type; a CPM ad is charged), with the targeting, which
--- lives 15 minutes; every 100th view of an ad makes it due to be learned again.
--- What the page's words add to an ad lies between the lowest and the highest of 0 and its bonuses (on its card),
--- so candidates are taken by their highest possible score and an ad's words are looked up only while it could
--- still win: an ad that learned no bonus costs no lookup at all.
--- Returns {ad id, eCPM on this page, 1 when exploring changed the pick (else 0), matched words...}, {} when no ad
--- serves; STATUS.WRONG_DAY when ARGV[1] is not today.
+--[[
+  targetAd: the book's target_ads and record_targeting_result in one step. The ads of any of the locations are the
+  candidates; each scores its eCPM plus, for the page's words it has, half its smallest and half its largest word
+  bonus (the book's ZUNIONSTORE of base, MIN and MAX with weights 1, .5, .5). With exploration, each CPC and CPA
+  candidate's click (action) rate is drawn from its Beta posterior instead (Thompson sampling). The best candidate
+  that the viewer has not seen `cap` times today and whose budgets are not spent is picked; its view is recorded
+  (per word of the page it has, per viewer, per type; a CPM ad is charged), with the targeting, which lives 15
+  minutes; every 100th view of an ad makes it due to be learned again.
+  What the page's words add to an ad lies between the lowest and the highest of 0 and its bonuses (on its card), so
+  candidates are taken by their highest possible score and an ad's words are looked up only while it could still
+  win: an ad that learned no bonus costs no lookup at all. Refuses with STATUS.WRONG_DAY when `day` is not Redis's
+  day. The fixed keys are bound in the table K by these names (lib/ads.lua takes K).
+
+  KEYS[1] views: hash, ad id → its views
+  KEYS[2] spent: hash, ad id → the price of every event charged to it
+  KEYS[3] budgets: hash, ad id → its total budget
+  KEYS[4] dailyBudgets: hash, ad id → its daily budget
+  KEYS[5] daily: hash, ad id → spent on the UTC day `day`
+  KEYS[6] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of a type's ads, "<TYPE>:avg"
+  KEYS[7] seen: hash, ad id → the viewer's views on the UTC day `day`
+  KEYS[8] targetings: hash, the targetings of the minute, "<nonce>" → "<ad id> <ms> <matched words>"
+  KEYS[9] vocabulary: set of the words some ad has
+  KEYS[10] wordViews: hash, "<ad id> <word>" → views
+  KEYS[11] learnPending: set of the ads due to be learned again
+  KEYS[12] queueReady: list, the learning queue's ready tasks
+  KEYS[13] queueDelayed: sorted set, the learning queue's delayed tasks
+  KEYS[14..] indexes: from `locationsAt` (14) the hashes of the page's locations (ARGV[7] of them, ad id → card),
+    then from `wordsAt` one sorted set per word of ARGV[8..], in that order (ad id → the word's bonus)
+  ARGV[1] day: the UTC day (days since 1970) of KEYS[5] and KEYS[7]
+  ARGV[2] nonce: the targeting's, which a click names
+  ARGV[3] cap: the most views of one ad by the viewer a day, 0 for no cap
+  ARGV[4] explore: '1' to sample the candidates' posteriors, '0' not
+  ARGV[5] seed: of exploration's generator, 1 .. 2^31 - 2
+  ARGV[6] task: the learning task queued when the ad becomes due
+  ARGV[7] nLocations: how many locations' hashes KEYS has
+  ARGV[8..] words: the page's distinct words, one each
+
+  Returns {ad id, eCPM on this page, 1 when exploring changed the pick (else 0), matched words...}, {} when no ad
+  serves; STATUS.WRONG_DAY (nothing is written).
+]]
 --- @include lib/ads
---- @include lib/chunks
 local K = {
   views = KEYS[1], spent = KEYS[2], budgets = KEYS[3], dailyBudgets = KEYS[4], daily = KEYS[5], typeStats = KEYS[6],
   seen = KEYS[7], targetings = KEYS[8], vocabulary = KEYS[9], wordViews = KEYS[10], learnPending = KEYS[11],
   queueReady = KEYS[12], queueDelayed = KEYS[13],
 }
-local FIXED = 13 -- then the locations' hashes, then the sets of the page's words (which are ARGV[8 ..])
 local day, nonce, cap, explore, seed, task, nLocations =
   tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local FIRST_WORD = 8 -- ARGV: the page's first word
+local locationsAt = 14 -- KEYS: the first location's hash
+local wordsAt = locationsAt + nLocations -- KEYS: the set of ARGV[FIRST_WORD]'s word, then the next word's ...
 local TARGETINGS_TTL = 1020 -- seconds: a minute's targetings live 15 minutes after its end, and a margin
 
 local now = nowMs()
@@ -34,7 +63,7 @@ local ids, home, adType, value, ecpm, low, high, events, views = {}, {}, {}, {},
 local n = 0
 -- an ad in two of the locations is one candidate; `alsoIn` lists the other locations' hashes it is in
 local listed, alsoIn = nLocations > 1 and {} or nil, {}
-for l = FIXED + 1, FIXED + nLocations do
+for l = locationsAt, wordsAt - 1 do
   local cards = redis.call('HGETALL', KEYS[l])
   for j = 1, #cards, 2 do
     local id = cards[j]
@@ -56,25 +85,29 @@ if n == 0 then
   return {}
 end
 
--- The page's words that some ad has, and what they add to one ad: its smallest and largest bonus among them.
-local pageWords = {}
-inChunks(#ARGV - 7, function(first, last)
-  local known = redis.call('SMISMEMBER', K.vocabulary, unpack(ARGV, 7 + first, 7 + last))
+-- The page's words that some ad has (`pageWords`, numbered w = 1 ..) with their sets (`pageSets`), and what they
+-- add to one ad: its smallest and largest bonus among them.
+local pageWords, pageSets = {}, {}
+local CHUNK = 1000 -- words asked at once (Lua's unpack has a small stack)
+for first = FIRST_WORD, #ARGV, CHUNK do
+  local last = math.min(first + CHUNK - 1, #ARGV)
+  local known = redis.call('SMISMEMBER', K.vocabulary, unpack(ARGV, first, last))
   for i = first, last do
     if known[i - first + 1] == 1 then
-      pageWords[#pageWords + 1] = i
+      local w = #pageWords + 1
+      pageWords[w], pageSets[w] = ARGV[i], KEYS[wordsAt + i - FIRST_WORD]
     end
   end
-end)
-local matchedOf, lowOf, highOf = {}, {}, {}
+end
+local matchedOf, lowOf, highOf = {}, {}, {} -- matchedOf[c]: the numbers w of candidate c's words on the page
 local function lookUp(c)
   if matchedOf[c] == nil then
     matchedOf[c] = {}
-    for _, i in ipairs(pageWords) do
-      local bonus = redis.call('ZSCORE', KEYS[FIXED + nLocations + i], ids[c])
+    for w, set in ipairs(pageSets) do
+      local bonus = redis.call('ZSCORE', set, ids[c])
       if bonus then
         bonus = tonumber(bonus)
-        table.insert(matchedOf[c], i)
+        table.insert(matchedOf[c], w)
         lowOf[c], highOf[c] = math.min(lowOf[c] or bonus, bonus), math.max(highOf[c] or bonus, bonus)
       end
     end
@@ -247,9 +280,9 @@ local viewsNow = redis.call('HINCRBY', K.views, id, 1)
 redis.call('HINCRBY', K.typeStats, adType[picked] .. ':views', 1)
 lookUp(picked)
 local matched = {}
-for _, i in ipairs(matchedOf[picked]) do
-  matched[#matched + 1] = ARGV[7 + i]
-  redis.call('HINCRBY', K.wordViews, id .. ' ' .. ARGV[7 + i], 1)
+for _, w in ipairs(matchedOf[picked]) do
+  matched[#matched + 1] = pageWords[w]
+  redis.call('HINCRBY', K.wordViews, id .. ' ' .. pageWords[w], 1)
 end
 if cap > 0 then
   redis.call('HINCRBY', K.seen, id, 1)

@@ -1,7 +1,21 @@
--- addStats: merge a batch of samples into a statistic of the current hour (the book's update_stats, which
--- took one sample): min, max, count, sum and sum of squares; the hour rotates first, and statistics older than
--- the previous hour expire.
--- Returns {count, sum} of the hour so far, as strings.
+--[[
+  addStats: merge a batch of samples into a statistic of the current hour (the book's update_stats, which took one
+  sample): min, max, count, sum and sum of squares; the hour rotates first, and statistics older than the previous
+  hour expire.
+
+  KEYS[1] current: sorted set, min, max, count, sum, sumsq of the current hour
+  KEYS[2] start: string, the hour (ms) `current` started
+  KEYS[3] last: sorted set, the previous hour's statistic, kept when the hour rotates
+  KEYS[4] lastStart: string, the hour (ms) `last` started
+  ARGV[1] hour: the start of the caller's hour (ms)
+  ARGV[2] count: how many samples the batch has
+  ARGV[3] sum: their sum
+  ARGV[4] sumsq: the sum of their squares
+  ARGV[5] min: the smallest sample
+  ARGV[6] max: the largest sample
+
+  Returns {count, sum} of the hour so far, as strings.
+]]
 --- @include lib/rotate
 local current, start, last, lastStart = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local hour, count, sum, sumsq, min, max =

@@ -1,7 +1,13 @@
--- cleanCounter: drop a counter hash's samples older than `cutoff` (numerically: the slots are numbers).
--- Returns the number of samples left.
+--[[
+  cleanCounter: drop a counter hash's samples older than `cutoff` (numerically: the slots are numbers).
+
+  KEYS[1] hash: one precision of a counter, slot start (s) → count
+  ARGV[1] cutoff: s, slots that start before it go
+
+  Returns the number of samples left.
+]]
 local hash = KEYS[1]
-local cutoff = tonumber(ARGV[1]) -- s: slots that start before it go
+local cutoff = tonumber(ARGV[1])
 local old = {}
 for _, slot in ipairs(redis.call('HKEYS', hash)) do
   if tonumber(slot) < cutoff then

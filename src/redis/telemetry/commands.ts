@@ -18,7 +18,7 @@ export async function addCounts(
   await addCountsScript(
     redis,
     a.precisions.map((p) => k.counter(a.name, p)),
-    [...a.precisions, ...[...a.counts].flat()],
+    [JSON.stringify(a.precisions), ...[...a.counts].flat()],
   );
 }
 
