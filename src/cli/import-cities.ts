@@ -11,7 +11,7 @@ import { runProcess } from '../run-process.js';
 import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
-import { geoKeys } from '../redis/geo/keys.js';
+import { geoCommands } from '../redis/geo/commands.js';
 import { keyspace } from '../redis/keys.js';
 import { CityImport, type ImportProgress } from '../services/geo/geo-import.js';
 
@@ -41,7 +41,8 @@ async function main(): Promise<void> {
   const redis = createRedisClient(endpoint, log, 'import-cities');
   try {
     const started = performance.now();
-    const result = await new CityImport(redis, geoKeys(keyspace(config.keyPrefix)), progressBar()).run({
+    const commands = geoCommands(redis, keyspace(config.keyPrefix));
+    const result = await new CityImport({ commands, onProgress: progressBar() }).run({
       blocks: values.blocks ?? [],
       locations: values.locations,
     });

@@ -18,14 +18,14 @@ const CityType = builder.objectRef<City>('City').implement({
 });
 
 builder.queryFields((t) => ({
-  cityByIp: t.field({
+  cityByIp: t.withAuth({ signedIn: true }).field({
     type: CityType,
     nullable: true,
     description: 'The city of an IPv4 or IPv6 address; null when it falls in no imported range.',
     args: { ip: t.arg.string({ required: true }) },
     resolve: resolvers.cityByIp,
   }),
-  citiesByIp: t.field({
+  citiesByIp: t.withAuth({ signedIn: true }).field({
     type: [CityType],
     nullable: { list: false, items: true },
     description: `The city of each address, in the same order (null where none); at most ${IPS_MAX}, looked up in one round trip.`,

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { keysOf } from '../support/keys.js';
+import { geoCommands } from '../../src/redis/geo/commands.js';
+import { keyspace } from '../../src/redis/keys.js';
 import { CityImport } from '../../src/services/geo/geo-import.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { startWorker } from '../../src/worker/start.js';
@@ -62,7 +64,7 @@ beforeAll(async () => {
       '2001:db8::,2001:db8::ffff,US,California,,San Jose,95101,37.33,-121.89',
     ].join('\n'),
   );
-  await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({ blocks: [ranges] });
+  await new CityImport({ commands: geoCommands(t.redis, keyspace(t.config.keyPrefix)) }).run({ blocks: [ranges] });
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keysOf } from '../support/keys.js';
+import { geoCommands } from '../../src/redis/geo/commands.js';
+import { keyspace } from '../../src/redis/keys.js';
 import { CityImport } from '../../src/services/geo/geo-import.js';
 import { redisEnv, startTestApp, type TestApp } from '../support/app.js';
 import { runEntry } from '../support/gateway-process.js';
@@ -88,7 +89,7 @@ async function cities(ips: string[]) {
 describe('import and lookup', () => {
   it("imports the book's GeoLiteCity pair (copyright line, quoted fields, Latin-1), keeping gaps empty", async () => {
     const f = book();
-    const result = await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({
+    const result = await new CityImport({ commands: geoCommands(t.redis, keyspace(t.config.keyPrefix)) }).run({
       blocks: [f.blocks],
       locations: f.locations,
     });
@@ -105,7 +106,7 @@ describe('import and lookup', () => {
 
   it('imports the GeoLite2-City pair with IPv4 and IPv6 blocks, replacing the previous data', async () => {
     const f = geolite2();
-    const result = await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({
+    const result = await new CityImport({ commands: geoCommands(t.redis, keyspace(t.config.keyPrefix)) }).run({
       blocks: [f.blocks4, f.blocks6],
       locations: f.locations,
     });
@@ -127,7 +128,9 @@ describe('import and lookup', () => {
     const country = file('geolite2-country-ipv4.csv', '1.0.1.0,1.0.3.255,CN\n1.0.4.0,1.0.7.255,AU\n');
     const country6 = file('geolite2-country-ipv6.csv', '2001:200::,2001:200:ffff:ffff:ffff:ffff:ffff:ffff,JP\n');
     const numeric = file('geolite2-country-ipv4-num.csv', '16777216,16777471,US\n');
-    await new CityImport(t.redis, keysOf(t.config.keyPrefix)).run({ blocks: [country, country6, numeric] });
+    await new CityImport({ commands: geoCommands(t.redis, keyspace(t.config.keyPrefix)) }).run({
+      blocks: [country, country6, numeric],
+    });
     const found = await cities(['2001:200::1', '9.9.9.9', '1.0.2.0', '1.0.5.5', '1.0.0.200', '1.0.8.0']);
     expect(found.map((c) => c?.country ?? null)).toEqual(['JP', null, 'CN', 'AU', 'US', null]);
     const one = await t.gql<{ cityByIp: { id: string; country: string } | null }>(CITY, { ip: '1.0.2.3' }, token);

@@ -13,9 +13,8 @@ import { AppError, badInput } from '../../errors.js';
 import type { RedisClient } from '../../redis/clients.js';
 import * as commands from '../../redis/access-logs/commands.js';
 import type { AccessLogKeys } from '../../redis/access-logs/keys.js';
-import type { GeoKeys } from '../../redis/geo/keys.js';
 import type { ChatService } from '../chat/chats.js';
-import type { CityRecord } from '../geo/geo.js';
+import type { CityRecord, GeoService } from '../geo/geo.js';
 import { parseAddress, type Address } from '../geo/ip.js';
 import type { NotificationService } from '../chat/notifications.js';
 import { checkPage } from '../shared/paging.js';
@@ -41,60 +40,7 @@ export interface AccessLogOptions {
 const CHUNK = 1024 * 1024;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const RECORD_KEPT_MS = 7 * 24 * 3600 * 1000;
-/** Ranges read per round trip when a processor loads its copy of the city table. */
-const LOAD_PAGE = 50_000;
 export const VISITS_PAGE_MAX = 1000;
-
-/** A process-local copy of the city index: sorted ranges per family, searched in memory. */
-class LocalCities {
-  private ranges: Record<4 | 6, { starts: string[]; ends: string[]; ids: string[] }> = {
-    4: { starts: [], ends: [], ids: [] },
-    6: { starts: [], ends: [], ids: [] },
-  };
-  private cities = new Map<string, CityRecord>();
-  generation: string | null | undefined;
-
-  async load(redis: RedisClient, keys: GeoKeys, generation: string | null): Promise<void> {
-    const g = keys.geo();
-    for (const [family, key] of [
-      [4, g.ranges4],
-      [6, g.ranges6],
-    ] as const) {
-      const t = { starts: [] as string[], ends: [] as string[], ids: [] as string[] };
-      // In pages: a full city dataset has millions of ranges, too many for one reply.
-      for (let from = 0; ; from += LOAD_PAGE) {
-        const page = await redis.zrange(key, String(from), String(from + LOAD_PAGE - 1));
-        for (const m of page) {
-          const [start = '', end = '', , , ...id] = m.split('|');
-          t.starts.push(start);
-          t.ends.push(end);
-          t.ids.push(id.join('|'));
-        }
-        if (page.length < LOAD_PAGE) break;
-      }
-      this.ranges[family] = t;
-    }
-    const cities = await redis.hgetall(g.cities);
-    this.cities = new Map(Object.entries(cities).map(([id, json]) => [id, JSON.parse(json) as CityRecord]));
-    this.generation = generation;
-  }
-
-  lookup(a: Address): CityRecord | null {
-    const t = this.ranges[a.family];
-    let lo = 0;
-    let hi = t.starts.length - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (t.starts[mid]! <= a.hex) {
-        found = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    if (found < 0 || t.ends[found]! < a.hex) return null;
-    return this.cities.get(t.ids[found]!) ?? null;
-  }
-}
 
 function isDay(day: string): boolean {
   return DAY.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`));
@@ -120,11 +66,11 @@ export function parseLine(line: string): { address: Address; day: string } | nul
 
 export class AccessLogService {
   private readonly k: ReturnType<AccessLogKeys['accessLogs']>;
-  private readonly local = new LocalCities();
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: AccessLogKeys & GeoKeys,
+    private readonly keys: AccessLogKeys,
+    private readonly geo: GeoService,
     private readonly users: UserService,
     private readonly chats: ChatService,
     private readonly notifications: NotificationService,
@@ -204,8 +150,7 @@ export class AccessLogService {
     );
     if (status !== 'PROCESSING' || !processorsText || !uploader) return; // done, failed, or gone
     const processors = Number(processorsText);
-    const generation = await this.redis.get(this.keys.geo().generation);
-    if (this.local.generation !== generation) await this.local.load(this.redis, this.keys, generation);
+    const cities = await this.geo.localTable();
 
     const visits = new Map<string, { day: string; level: string; counts: Map<string, number> }>(); // by "<day> <level>"
     let lines = 0;
@@ -220,7 +165,7 @@ export class AccessLogService {
         errors++;
         continue;
       }
-      const places = placesOf(this.local.lookup(parsed.address));
+      const places = placesOf(cities.lookup(parsed.address));
       for (const level of GEO_LEVELS) {
         const place = places[level];
         if (!place) continue;

@@ -1,7 +1,7 @@
 /** The access-logs domain: uploads shared by processors (periodic worker jobs), and the daily visits they count. */
 import { accessLogKeys } from '../../redis/access-logs/keys.js';
-import { geoKeys } from '../../redis/geo/keys.js';
 import type { ChatService } from '../chat/chats.js';
+import type { GeoService } from '../geo/geo.js';
 import type { NotificationService } from '../chat/notifications.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { UserService } from '../users/users.js';
@@ -9,11 +9,17 @@ import { AccessLogService } from './access-logs.js';
 
 export function createAccessLogs(
   { redis, space, config, log }: Base,
-  { users, chats, notifications }: { users: UserService; chats: ChatService; notifications: NotificationService },
+  {
+    geo,
+    users,
+    chats,
+    notifications,
+  }: { geo: GeoService; users: UserService; chats: ChatService; notifications: NotificationService },
 ): Domain<{ accessLogs: AccessLogService }> {
   const accessLogs = new AccessLogService(
     redis,
-    { ...accessLogKeys(space), ...geoKeys(space) },
+    accessLogKeys(space),
+    geo,
     users,
     chats,
     notifications,

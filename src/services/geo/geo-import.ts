@@ -5,10 +5,7 @@
  */
 import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { parse } from 'csv-parse';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/geo/commands.js';
-import type { GeoKeys } from '../../redis/geo/keys.js';
-import type { CityRecord } from './geo.js';
+import type { CityRecord, GeoCommands, StoredRange } from '../../redis/geo/commands.js';
 import { parseBounds, parseCidr, type Range } from './ip.js';
 
 export type Layout = 'book-blocks' | 'book-locations' | 'geolite2-blocks' | 'geolite2-locations' | 'ranges';
@@ -71,20 +68,25 @@ class Writer {
   }
 }
 
+type LoadedRange = StoredRange & { latitude: string; longitude: string };
+
+export interface CityImportDeps {
+  commands: GeoCommands;
+  onProgress?: (p: ImportProgress) => void;
+}
+
 export class CityImport {
-  private readonly loading: ReturnType<GeoKeys['geo']>;
   private readonly writer = new Writer();
   private readonly cityIds = new Set<string>();
-  private ranges = { 4: [] as string[], 6: [] as string[] };
-  private cityFields: string[] = [];
+  private ranges: Record<4 | 6, LoadedRange[]> = { 4: [], 6: [] };
+  private cities: [string, CityRecord][] = [];
   private readonly result: ImportResult = { cities: 0, ranges4: 0, ranges6: 0, skipped: 0 };
+  private readonly commands: GeoCommands;
+  private readonly onProgress: (p: ImportProgress) => void;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: GeoKeys,
-    private readonly onProgress: (p: ImportProgress) => void = () => undefined,
-  ) {
-    this.loading = keys.geo('loading');
+  constructor({ commands, onProgress = () => undefined }: CityImportDeps) {
+    this.commands = commands;
+    this.onProgress = onProgress;
   }
 
   /** Loads the files (locations first), then replaces the live data with what was loaded. */
@@ -95,7 +97,7 @@ export class CityImport {
     if (needLocations && !files.locations) throw new Error('--locations is needed with GeoLiteCity or GeoLite2 blocks');
     for (const l of layouts)
       if (l.layout.endsWith('locations')) throw new Error(`${l.file} is a locations file; pass it with --locations`);
-    await this.redis.del(this.loading.ranges4, this.loading.ranges6, this.loading.cities); // a crashed import's
+    await this.commands.clearLoading(); // a crashed import's
     if (files.locations) {
       const l = sniff(files.locations);
       if (!l.layout.endsWith('locations')) throw new Error(`${files.locations} is not a locations file`);
@@ -106,7 +108,7 @@ export class CityImport {
     this.flushRanges(4);
     this.flushRanges(6);
     await this.writer.drain();
-    await commands.swapCities(this.redis, this.keys);
+    await this.commands.swapCities();
     return this.result;
   }
 
@@ -141,32 +143,30 @@ export class CityImport {
 
   /** Sends full batches. */
   private async pending(): Promise<void> {
-    if (this.cityFields.length >= 2 * BATCH) this.flushCities();
+    if (this.cities.length >= BATCH) this.flushCities();
     if (this.ranges[4].length >= BATCH) this.flushRanges(4);
     if (this.ranges[6].length >= BATCH) this.flushRanges(6);
     await this.writer.drain();
   }
 
   private flushCities(): void {
-    if (this.cityFields.length === 0) return;
-    const fields = this.cityFields;
-    this.cityFields = [];
-    this.writer.add(this.redis.hset(this.loading.cities, ...fields));
+    if (this.cities.length === 0) return;
+    const cities = this.cities;
+    this.cities = [];
+    this.writer.add(this.commands.loadCities({ cities }));
   }
 
   private flushRanges(family: 4 | 6): void {
-    const members = this.ranges[family];
-    if (members.length === 0) return;
+    const ranges = this.ranges[family];
+    if (ranges.length === 0) return;
     this.ranges[family] = [];
-    this.writer.add(
-      this.redis.zadd(family === 4 ? this.loading.ranges4 : this.loading.ranges6, ...members.flatMap((m) => [0, m])),
-    );
+    this.writer.add(this.commands.loadRanges({ family, ranges }));
   }
 
   private addCity(id: string, record: CityRecord): void {
     if (this.cityIds.has(id)) return;
     this.cityIds.add(id);
-    this.cityFields.push(id, JSON.stringify(record));
+    this.cities.push([id, record]);
     this.result.cities++;
   }
 
@@ -175,7 +175,7 @@ export class CityImport {
       this.result.skipped++;
       return;
     }
-    this.ranges[range.family].push(`${range.start}|${range.end}|${latitude}|${longitude}|${id}`);
+    this.ranges[range.family].push({ start: range.start, end: range.end, id, latitude, longitude });
     if (range.family === 4) this.result.ranges4++;
     else this.result.ranges6++;
   }

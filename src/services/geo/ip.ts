@@ -3,8 +3,9 @@
  * or 32 digits), so that comparing strings compares addresses. IPv4-mapped IPv6 addresses count as IPv4.
  */
 import ipaddr from 'ipaddr.js';
+import type { Family } from '../../redis/geo/commands.js';
 
-export type Family = 4 | 6;
+export type { Family };
 
 export interface Address {
   family: Family;
