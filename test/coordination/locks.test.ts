@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
 import { HANDOFF_MAX, LeaseLostError } from '../../src/services/coordination/locks.js';
-import { redisEnv, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+import { eventually, redisEnv, startTestApp, uniqueName, until, type TestApp } from '../support/app.js';
 import { runEntry } from '../support/entries.js';
 import { startTestServices } from '../support/services.js';
 
@@ -23,8 +23,8 @@ describe('locks', () => {
     const first = await locks.acquire({ name, leaseMs: 1000 });
     expect(first).not.toBeNull();
     expect(await locks.acquire({ name, leaseMs: 1000, waitMs: 10 })).toBeNull();
-    await sleep(2000);
-    const second = await locks.acquire({ name, leaseMs: 1000 });
+    // Never released: the lock frees itself when the lease ends, which a waiter notices.
+    const second = await locks.acquire({ name, leaseMs: 1000, waitMs: 5000 });
     expect(second).not.toBeNull();
     expect(await locks.release(second!)).toBe(true);
     const third = await locks.acquire({ name, leaseMs: 1000 });
@@ -36,8 +36,7 @@ describe('locks', () => {
     const locks = t.app.services.locks;
     const name = uniqueName('fence');
     const stale = (await locks.acquire({ name, leaseMs: 100 }))!;
-    await sleep(250);
-    const next = (await locks.acquire({ name, leaseMs: 5000 }))!;
+    const next = (await locks.acquire({ name, leaseMs: 5000, waitMs: 5000 }))!; // once the stale lease ended
     expect(next).not.toBeNull();
     expect(next.fence).toBeGreaterThan(stale.fence);
     expect(await locks.extend({ lease: stale, leaseMs: 5000 })).toBe(false);
@@ -53,8 +52,10 @@ describe('locks', () => {
     const name = uniqueName('wake');
     const holder = (await locks.acquire({ name, leaseMs: 30_000 }))!;
     // It waits less than the holder's lease: only the release can let it in.
+    const watched = t.app.services.poller.size.keys;
     const waiting = locks.acquire({ name, leaseMs: 1000, waitMs: 20_000 });
-    await sleep(200);
+    // Released once the waiter has tried and watches the lock for its release.
+    expect(await eventually(() => Promise.resolve(t.app.services.poller.size.keys > watched))).toBe(true);
     await locks.release(holder);
     const got = await waiting;
     expect(got).not.toBeNull();
@@ -109,7 +110,7 @@ describe('locks', () => {
         await t.app.services.locks.release(lease);
       }
     });
-    await sleep(200);
+    expect(await eventually(() => Promise.resolve(fences.length > 0))).toBe(true);
     const outsider = await other.locks.acquire({ name, leaseMs: 5000, waitMs: 15_000 });
     outsiderIn = true;
     expect(outsider).not.toBeNull();
@@ -134,13 +135,12 @@ describe('semaphores', () => {
     const name = uniqueName('book');
     const holders = await Promise.all([1, 2, 3].map(() => sem.acquire({ name, limit: 3, timeoutMs: 1000 })));
     expect(holders.every((h) => h !== null)).toBe(true);
-    expect(await sem.acquire({ name, limit: 3, timeoutMs: 1000 })).toBeNull();
-    await sleep(2000);
-    const late = await sem.acquire({ name, limit: 3, timeoutMs: 1000 });
-    expect(late).not.toBeNull();
-    expect(await sem.release({ name, holder: late! })).toBe(true);
-    const again = await Promise.all([1, 2, 3].map(() => sem.acquire({ name, limit: 3, timeoutMs: 1000 })));
-    expect(again.every((h) => h !== null)).toBe(true);
+    const place = () => sem.acquire({ name, limit: 3, timeoutMs: 1000 });
+    expect(await place()).toBeNull();
+    // Never released: places free themselves as their holders time out.
+    const late = await until(place);
+    expect(await sem.release({ name, holder: late })).toBe(true);
+    for (let i = 0; i < 3; i++) expect(await until(place)).not.toBeNull();
     expect(await sem.acquire({ name, limit: 3, timeoutMs: 1000 })).toBeNull();
     // The timed-out holders are gone for good.
     expect(await sem.refresh({ name, holder: holders[0]!, timeoutMs: 1000 })).toBe(false);

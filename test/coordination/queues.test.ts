@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { disposeLater } from '../support/dispose.js';
@@ -45,14 +46,21 @@ async function readyTasks(queue: string): Promise<{ id: string; priority: number
   return raw.map((r) => JSON.parse(r) as { id: string; priority: number; args: unknown });
 }
 
+/** How many of the queue's delayed tasks are due by Redis's clock (what a promote moves). */
+async function due(queue: string): Promise<number> {
+  const [seconds, micros] = await t.redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  return t.redis.zcount(keys().queue(queue).delayed, '-inf', now);
+}
+
 describe('queues', () => {
-  it("passes the book's test: delays of 0, 0.5, 0 and 1.5 s make two tasks ready at once and four after 2 s", async () => {
+  it("passes the book's test: delays of 0, 0.5, 0 and 1.5 s make two tasks ready at once and four once due", async () => {
     const q = uniqueName('book');
     for (const delay of [0, 500, 0, 1500])
       await queues().enqueue({ queue: q, name: 'task', args: { delay }, delayMs: delay });
     await queues().promote({ queue: q });
     expect(await t.redis.llen(keys().queue(q).ready)).toBe(2);
-    await sleep(2000);
+    expect(await eventually(async () => (await due(q)) === 2)).toBe(true);
     await queues().promote({ queue: q });
     expect(await t.redis.llen(keys().queue(q).ready)).toBe(4);
     expect(await t.redis.zcard(keys().queue(q).delayed)).toBe(0);
@@ -72,7 +80,7 @@ describe('queues', () => {
     }
     await queues().enqueue({ queue: q, name: 'task', args: 'late0', priority: 0, delayMs: 50 });
     await queues().enqueue({ queue: q, name: 'task', args: 'late9', priority: 9, delayMs: 50 });
-    await sleep(150);
+    expect(await eventually(async () => (await due(q)) === 2)).toBe(true);
     expect((await queues().promote({ queue: q })).moved).toBe(2);
     expect((await readyTasks(q)).map((x) => x.args)).toEqual(['late9', 'a5', 'b5', 'late0', 'a0', 'b0', 'c0', 'm1']);
 
@@ -90,7 +98,7 @@ describe('queues', () => {
       Array.from({ length: 1000 }, (_, i) => queues().enqueue({ queue: q, name: 'task', args: i, delayMs: 200 })),
     );
     const second = startTestServices({ KEY_PREFIX: t.config.keyPrefix }).services.queues; // another process's
-    await sleep(300);
+    expect(await eventually(async () => (await due(q)) === 1000)).toBe(true);
     const poll = async (service: QueueService) => {
       let moved = 0;
       for (;;) {
@@ -216,7 +224,10 @@ describe('queues', () => {
       log,
     });
     worker.start();
-    await sleep(200); // nothing is ready: the consumer waits in BLMOVE
+    // Nothing is ready: the consumer waits in BLMOVE.
+    const observer = new Redis(redis.port, '127.0.0.1');
+    expect(await eventually(async () => String(await observer.client('LIST')).includes('cmd=blmove'))).toBe(true);
+    observer.disconnect();
     await redis.stop(); // SIGKILL: ioredis queues the BLMOVE again and waits to reconnect
     const outcome = await Promise.race([
       worker.stop(100).then(() => 'stopped'),

@@ -190,3 +190,11 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** Calls `attempt` until it gives something other than null (then that), for at most `timeoutMs` (then throws). */
+export async function until<T>(attempt: () => Promise<T | null>, timeoutMs = 5000, intervalMs = 20): Promise<T> {
+  let found: T | null = null;
+  if (!(await eventually(async () => (found = await attempt()) !== null, timeoutMs, intervalMs)))
+    throw new Error(`nothing came within ${timeoutMs} ms`);
+  return found!;
+}
