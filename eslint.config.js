@@ -37,7 +37,7 @@ const rule = (files, patterns, ignores = []) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'coverage/'] },
+  { ignores: ['node_modules/', '.data/', 'coverage/', 'dist/', '.tools/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -81,5 +81,5 @@ export default tseslint.config(
       rule([`src/services/${d}/**`], [noGraphQL, othersOf(d), door], [`src/services/${d}/index.ts`]),
       rule([`src/services/${d}/index.ts`], [noGraphQL, othersOf(d)]),
     ]),
-  { files: ['eslint.config.js'], extends: [tseslint.configs.disableTypeChecked] },
+  { files: ['eslint.config.js', 'scripts/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
 );

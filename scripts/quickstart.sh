@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine and starts the gateway on its embedded Redis at http://localhost:4000/graphql.
-# Installs redis-server from the OS package manager when it is missing, then the npm dependencies.
+# Installs redis-server from the OS package manager when it is missing, then Node 24 and the npm dependencies and
+# builds (scripts/setup.sh), then starts the compiled gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-node -e 'const [maj, min] = process.versions.node.split(".").map(Number); if (maj < 20 || (maj === 20 && min < 11)) { console.error(`Node ${process.versions.node} is too old: the gateway needs Node 20.11 or newer`); process.exit(1); }'
 
 if ! command -v redis-server >/dev/null 2>&1; then
   echo "quickstart: redis-server not found; installing it" >&2
@@ -20,6 +19,5 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
 fi
 
-echo "quickstart: installing npm dependencies" >&2
-npm ci --no-audit --no-fund
+bash scripts/setup.sh
 exec npm start

@@ -81,7 +81,7 @@ describe('reconnection', () => {
     const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLUSTER_NODES: '' });
     const readyz = t.url.replace('/graphql', '/readyz');
     try {
-      expect((await fetch(readyz)).status).toBe(200);
+      expect(await eventually(async () => (await fetch(readyz)).status === 200)).toBe(true); // connected
       await redis.stop();
       expect(await eventually(async () => (await fetch(readyz)).status === 503, 5000)).toBe(true);
       expect(

@@ -5,9 +5,14 @@ import { LIMITS_OFF } from './limits.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** `entry` (src/server.ts, src/worker/main.ts, src/cli/*.ts) under tsx, as its npm script runs it; a minimal environment. */
+/**
+ * `entry` as a child process on this Node, with a minimal environment: a source entry (src/server.ts,
+ * src/worker/main.ts, src/cli/*.ts) under tsx, as `npm run dev` runs it; a compiled one (dist/....js, made by
+ * `npm run build`) as `npm start` runs it.
+ */
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  return spawn(process.execPath, [...loader, entry, ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

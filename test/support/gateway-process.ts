@@ -17,9 +17,9 @@ export interface GatewayProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `npm start`, as a child process killed (if it still runs) after the test or file that made it. */
-export function spawnGateway(env: Record<string, string>): ChildProcess {
-  return killedLater(spawnEntry('src/server.ts', env));
+/** The gateway (its source, or with `entry` 'dist/server.js' the compiled one `npm start` runs), killed after the test. */
+export function spawnGateway(env: Record<string, string>, entry = 'src/server.ts'): ChildProcess {
+  return killedLater(spawnEntry(entry, env));
 }
 
 /** `npm run worker`, as a child process killed (if it still runs) after the test or file that made it. */
@@ -41,8 +41,11 @@ function killedLater(child: ChildProcess): ChildProcess {
 }
 
 /** Starts a gateway and resolves once it logs that it is listening. */
-export async function startGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {
-  const child = spawnGateway(env);
+export async function startGateway(
+  env: Record<string, string>,
+  { entry, timeoutMs = 20_000 }: { entry?: string; timeoutMs?: number } = {},
+): Promise<GatewayProcess> {
+  const child = spawnGateway(env, entry);
   let out = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
