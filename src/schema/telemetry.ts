@@ -3,7 +3,7 @@ import type { CounterSample } from '../services/telemetry/counters.js';
 import { SEVERITIES } from '../services/telemetry/logs.js';
 import type { Stats } from '../services/telemetry/stats.js';
 import { builder } from './builder.js';
-import { RANKED_MAX } from '../resolvers/telemetry.js';
+import { SLOWEST_PAGE } from '../services/telemetry/stats.js';
 
 const CounterSampleType = builder.objectRef<CounterSample>('CounterSample').implement({
   description: 'How many times something happened in the slot that starts at `time`.',
@@ -58,7 +58,7 @@ builder.queryFields((t) => ({
   }),
   slowestOperations: t.field({
     type: [SlowOperationType],
-    description: `The operations with the highest average access time this hour; \`first\` at most ${RANKED_MAX}.`,
+    description: `The operations with the highest average access time this hour; \`first\` at most ${SLOWEST_PAGE.max}.`,
     args: { first: t.arg.int({ defaultValue: 10 }) },
     resolve: resolvers.slowestOperations,
   }),
