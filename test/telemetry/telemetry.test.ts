@@ -12,6 +12,7 @@ import { gatewayLogSink } from '../../src/services/telemetry/logs.js';
 import { Worker } from '../../src/worker/worker.js';
 import { keysOf } from '../support/keys.js';
 import {
+  eventually,
   prefixMemory,
   recordCommands,
   startTestApp,
@@ -120,12 +121,18 @@ describe('logs', () => {
   it("sends the process's warnings and errors to the gateway log, which admins read", async () => {
     const forward = new LogForward();
     const log = createLogger('warn', forward);
-    forward.attach(gatewayLogSink(services.logs));
     const marker = uniqueName('odd');
+    const sink = gatewayLogSink(services.logs);
+    let forwarded = 0;
+    forward.attach((level, message) => {
+      sink(level, message);
+      if (message.startsWith(marker)) forwarded++;
+    });
     log.info(`${marker} info is not forwarded`);
     log.warn(`${marker} warned`);
     log.error({ detail: 1 }, `${marker} failed`);
-    await sleep(50); // pino's multistream writes asynchronously
+    // pino's multistream may hand the lines on after the calls return: wait until both reached the sink.
+    expect(await eventually(() => Promise.resolve(forwarded === 2))).toBe(true);
     await services.logs.flush();
     const admin = await t.signUp('admin');
     const read = (severity: string) =>
@@ -303,7 +310,7 @@ describe('periodic jobs', () => {
       run: async () => {
         most = Math.max(most, ++inside);
         runs++;
-        await sleep(120);
+        await sleep(120); // the job's work: time must pass while it holds the lock (what another worker would overlap)
         inside--;
       },
     };
@@ -311,9 +318,9 @@ describe('periodic jobs', () => {
     const options = { concurrency: 1, heartbeatMs: 100, timeoutMs: 500, pollMs: 50 };
     const workers = [1, 2, 3].map(() => new Worker({ ...t.app.services, handlers: [], jobs: [job], options, log }));
     workers.forEach((w) => w.start());
-    await sleep(1500);
+    // Enough runs, each holding the job for 120 ms, for two workers to have overlapped if the lock let them.
+    expect(await eventually(() => Promise.resolve(runs > 5))).toBe(true);
     await Promise.all(workers.map((w) => w.stop(500)));
-    expect(runs).toBeGreaterThan(3);
     expect(most).toBe(1);
   });
 });
