@@ -108,7 +108,7 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
       useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready({ timeoutMs: 1000 }) }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
-      useOperationMetrics((operation, seconds) => services.metrics.record(operation, seconds)),
+      useOperationMetrics((timing) => services.metrics.record(timing)),
       ...(services.limits.limitsOperations ? [useOperationLimits(services.limits)] : []),
       useErrorRequestIds(),
     ],

@@ -1,9 +1,20 @@
 import * as resolvers from '../resolvers/telemetry.js';
-import type { CounterSample } from '../services/telemetry/counters.js';
-import { SEVERITIES } from '../services/telemetry/logs.js';
-import type { Stats } from '../services/telemetry/stats.js';
+import { PRECISIONS, SAMPLE_COUNT, type CounterSample } from '../services/telemetry/counters.js';
+import {
+  COMMON_PAGE,
+  DEFAULT_SEVERITY,
+  GATEWAY_LOG,
+  GATEWAY_SEVERITIES,
+  RECENT_PAGE,
+  SEVERITIES,
+} from '../services/telemetry/logs.js';
+import { ACCESS_TIME } from '../services/telemetry/metrics.js';
+import { SLOWEST_PAGE, type Stats } from '../services/telemetry/stats.js';
+import { firstArg } from './args.js';
 import { builder } from './builder.js';
-import { RANKED_MAX } from '../resolvers/telemetry.js';
+
+/** "a, b or c". */
+const either = (values: readonly (string | number)[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 
 const CounterSampleType = builder.objectRef<CounterSample>('CounterSample').implement({
   description: 'How many times something happened in the slot that starts at `time`.',
@@ -36,50 +47,47 @@ const CommonLogType = builder.objectRef<{ message: string; count: number }>('Com
 });
 
 builder.queryFields((t) => ({
-  counters: t.field({
+  counters: t.withAuth({ signedIn: true }).field({
     type: ['String'],
     description: 'The names of the counters: one per operation the gateway served (`anonymous` without a name).',
     resolve: resolvers.counters,
   }),
-  counter: t.field({
+  counter: t.withAuth({ signedIn: true }).field({
     type: [CounterSampleType],
-    description:
-      'A counter at `precision` seconds (1, 5, 60, 300, 3600, 18000 or 86400), oldest first; the newest 120 samples are kept.',
+    description: `A counter at \`precision\` seconds (${either(PRECISIONS)}), oldest first; the newest ${SAMPLE_COUNT} samples are kept.`,
     args: { name: t.arg.string({ required: true }), precision: t.arg.int({ required: true }) },
     resolve: resolvers.counter,
   }),
-  stats: t.field({
+  stats: t.withAuth({ signedIn: true }).field({
     type: StatsType,
     nullable: true,
-    description:
-      'This hour\'s statistic of `type` in `context`, such as context: <operation name>, type: "AccessTime" (seconds).',
+    description: `This hour's statistic of \`type\` in \`context\`, such as context: <operation name>, type: "${ACCESS_TIME}" (seconds).`,
     args: { context: t.arg.string({ required: true }), type: t.arg.string({ required: true }) },
     resolve: resolvers.stats,
   }),
-  slowestOperations: t.field({
+  slowestOperations: t.withAuth({ signedIn: true }).field({
     type: [SlowOperationType],
-    description: `The operations with the highest average access time this hour; \`first\` at most ${RANKED_MAX}.`,
-    args: { first: t.arg.int({ defaultValue: 10 }) },
+    description: 'The operations with the highest average access time this hour.',
+    args: { first: firstArg(t.arg, SLOWEST_PAGE) },
     resolve: resolvers.slowestOperations,
   }),
-  recentLogs: t.field({
+  recentLogs: t.withAuth({ admin: true }).field({
     type: ['String'],
-    description:
-      'Admin: the newest lines of a log (the gateway\'s own: name "gateway", severity WARNING, ERROR or CRITICAL), newest first.',
+    description: `Admin: the newest lines of a log (the gateway's own: name "${GATEWAY_LOG}", severity ${either(GATEWAY_SEVERITIES)}), newest first.`,
     args: {
       name: t.arg.string({ required: true }),
-      severity: t.arg({ type: LogSeverityType, defaultValue: 'INFO' }),
-      first: t.arg.int({ defaultValue: 100 }),
+      severity: t.arg({ type: LogSeverityType, required: true, defaultValue: DEFAULT_SEVERITY }),
+      first: firstArg(t.arg, RECENT_PAGE),
     },
     resolve: resolvers.recentLogs,
   }),
-  commonLogs: t.field({
+  commonLogs: t.withAuth({ admin: true }).field({
     type: [CommonLogType],
     description: "Admin: a log's most frequent messages this hour, most frequent first.",
     args: {
       name: t.arg.string({ required: true }),
-      severity: t.arg({ type: LogSeverityType, defaultValue: 'INFO' }),
-      first: t.arg.int({ defaultValue: 20 }),
+      severity: t.arg({ type: LogSeverityType, required: true, defaultValue: DEFAULT_SEVERITY }),
+      first: firstArg(t.arg, COMMON_PAGE),
     },
     resolve: resolvers.commonLogs,
   }),

@@ -12,6 +12,7 @@ import { gatewayLogSink } from '../../src/services/telemetry/logs.js';
 import { Worker } from '../../src/worker/worker.js';
 import { keysOf } from '../support/keys.js';
 import {
+  eventually,
   prefixMemory,
   recordCommands,
   startTestApp,
@@ -38,21 +39,21 @@ describe('counters', () => {
   it("passes the book's test: 10 per-second updates, samples at 1 s and 5 s, and the cleaner empties them", async () => {
     const name = uniqueName('hits');
     const start = Math.floor(Date.now() / 5000) * 5000; // a 5 s slot boundary, so 10 s span exactly 2 slots
-    for (let i = 0; i < 10; i++) services.counters.add(name, 1, start + i * 1000);
+    for (let i = 0; i < 10; i++) services.counters.add({ name, at: start + i * 1000 });
     await services.counters.flush();
-    expect((await services.counters.samples(name, 1)).length).toBeGreaterThanOrEqual(10);
-    expect((await services.counters.samples(name, 5)).length).toBeGreaterThanOrEqual(2);
-    expect(await services.counters.samples(name, 86400)).toEqual([
+    expect((await services.counters.samples({ name, precision: 1 })).length).toBeGreaterThanOrEqual(10);
+    expect((await services.counters.samples({ name, precision: 5 })).length).toBeGreaterThanOrEqual(2);
+    expect(await services.counters.samples({ name, precision: 86400 })).toEqual([
       { time: new Date(Math.floor(start / DAY_MS) * DAY_MS), count: 10 },
     ]);
     expect(await services.counters.list()).toContain(name);
 
     // The default sample count keeps them; two days ahead with a sample count of 0, nothing is left.
-    await services.counters.clean(undefined, start + 20_000);
-    expect(await services.counters.samples(name, 86400)).toHaveLength(1);
-    await services.counters.clean(0, start + 2 * DAY_MS);
-    expect(await services.counters.samples(name, 86400)).toEqual([]);
-    expect(await services.counters.samples(name, 1)).toEqual([]);
+    await services.counters.clean({ now: start + 20_000 });
+    expect(await services.counters.samples({ name, precision: 86400 })).toHaveLength(1);
+    await services.counters.clean({ sampleCount: 0, now: start + 2 * DAY_MS });
+    expect(await services.counters.samples({ name, precision: 86400 })).toEqual([]);
+    expect(await services.counters.samples({ name, precision: 1 })).toEqual([]);
     expect(await services.counters.list()).not.toContain(name);
   });
 
@@ -64,14 +65,14 @@ describe('counters', () => {
       const log = createLogger('silent');
       const broken = testRedis(t.config, log, 'broken');
       const offline = createServices(broken, t.config, log);
-      offline.counters.add(name, 3);
+      offline.counters.add({ name, count: 3 });
       broken.disconnect();
       await expect(offline.counters.flush()).rejects.toThrow();
       await offline.poller.stop();
       // The same counts, flushed through a live client, arrive whole.
       await broken.connect();
       await offline.counters.flush();
-      const samples = await services.counters.samples(name, 60);
+      const samples = await services.counters.samples({ name, precision: 60 });
       expect(samples.reduce((sum, s) => sum + s.count, 0)).toBe(3);
       await offline.close();
     },
@@ -82,9 +83,9 @@ describe('statistics', () => {
   it("passes the book's test: 5, 10 and 15 average 10 with a standard deviation of 5; the hour rotates", async () => {
     const context = uniqueName('ctx');
     clock = hourStart(Date.now()) + 1_800_000; // in this hour: statistics of an hour over two hours ago expire at once
-    for (const v of [5, 10, 15]) services.stats.add(context, 'AccessTime', v);
+    for (const v of [5, 10, 15]) services.stats.add({ context, type: 'AccessTime', value: v });
     await services.stats.flush();
-    expect(await services.stats.get(context, 'AccessTime')).toEqual({
+    expect(await services.stats.get({ context, type: 'AccessTime' })).toEqual({
       count: 3,
       sum: 30,
       min: 5,
@@ -95,9 +96,9 @@ describe('statistics', () => {
 
     // An hour later the current statistic starts again; the previous hour's is kept.
     clock += 3_600_000;
-    services.stats.add(context, 'AccessTime', 2);
+    services.stats.add({ context, type: 'AccessTime', value: 2 });
     await services.stats.flush();
-    expect(await services.stats.get(context, 'AccessTime')).toMatchObject({ count: 1, sum: 2, average: 2 });
+    expect(await services.stats.get({ context, type: 'AccessTime' })).toMatchObject({ count: 1, sum: 2, average: 2 });
     expect(await redis.zscore(keysOf(t.config.keyPrefix).stats(context, 'AccessTime').last, 'count')).toBe('3');
     clock = Date.now();
   });
@@ -106,12 +107,13 @@ describe('statistics', () => {
 describe('logs', () => {
   it("passes the book's tests: five recent lines newest first; common messages counted 1 to 5", async () => {
     const name = uniqueName('log');
-    for (let i = 1; i <= 5; i++) services.logs.log(name, 'INFO', `line ${i}`);
-    for (let i = 1; i <= 5; i++) for (let n = 0; n < i; n++) services.logs.log(name, 'ERROR', `message ${i}`);
+    for (let i = 1; i <= 5; i++) services.logs.log({ name, severity: 'INFO', message: `line ${i}` });
+    for (let i = 1; i <= 5; i++)
+      for (let n = 0; n < i; n++) services.logs.log({ name, severity: 'ERROR', message: `message ${i}` });
     await services.logs.flush();
-    const recent = await services.logs.recent(name, 'INFO', 100);
+    const recent = await services.logs.recent({ name, severity: 'INFO', first: 100 });
     expect(recent.map((line) => line.replace(/^\S+ /, ''))).toEqual(['line 5', 'line 4', 'line 3', 'line 2', 'line 1']);
-    expect(await services.logs.common(name, 'ERROR', 20)).toEqual(
+    expect(await services.logs.common({ name, severity: 'ERROR', first: 20 })).toEqual(
       [5, 4, 3, 2, 1].map((i) => ({ message: `message ${i}`, count: i })),
     );
   });
@@ -119,12 +121,18 @@ describe('logs', () => {
   it("sends the process's warnings and errors to the gateway log, which admins read", async () => {
     const forward = new LogForward();
     const log = createLogger('warn', forward);
-    forward.attach(gatewayLogSink(services.logs));
     const marker = uniqueName('odd');
+    const sink = gatewayLogSink(services.logs);
+    let forwarded = 0;
+    forward.attach((level, message) => {
+      sink(level, message);
+      if (message.startsWith(marker)) forwarded++;
+    });
     log.info(`${marker} info is not forwarded`);
     log.warn(`${marker} warned`);
     log.error({ detail: 1 }, `${marker} failed`);
-    await sleep(50); // pino's multistream writes asynchronously
+    // pino's multistream may hand the lines on after the calls return: wait until both reached the sink.
+    expect(await eventually(() => Promise.resolve(forwarded === 2))).toBe(true);
     await services.logs.flush();
     const admin = await t.signUp('admin');
     const read = (severity: string) =>
@@ -277,7 +285,7 @@ describe('telemetry bounded against hostile operation names', () => {
   it('deletes statistics older than the previous hour', async () => {
     const context = uniqueName('aging');
     clock = Date.now();
-    services.stats.add(context, 'AccessTime', 1);
+    services.stats.add({ context, type: 'AccessTime', value: 1 });
     await services.stats.flush();
     const k = keysOf(t.config.keyPrefix).stats(context, 'AccessTime');
     const hourEnds = Math.ceil((clock + 1) / 3_600_000) * 3_600_000;
@@ -286,7 +294,7 @@ describe('telemetry bounded against hostile operation names', () => {
       expect(Math.abs((await redis.pexpiretime(key)) - (hourEnds + 3_600_000))).toBeLessThan(1000);
     // Once the hour is over, it is not this hour's statistic any more.
     clock = hourEnds;
-    expect(await services.stats.get(context, 'AccessTime')).toBeNull();
+    expect(await services.stats.get({ context, type: 'AccessTime' })).toBeNull();
     clock = Date.now();
   });
 });
@@ -302,7 +310,7 @@ describe('periodic jobs', () => {
       run: async () => {
         most = Math.max(most, ++inside);
         runs++;
-        await sleep(120);
+        await sleep(120); // the job's work: time must pass while it holds the lock (what another worker would overlap)
         inside--;
       },
     };
@@ -310,9 +318,9 @@ describe('periodic jobs', () => {
     const options = { concurrency: 1, heartbeatMs: 100, timeoutMs: 500, pollMs: 50 };
     const workers = [1, 2, 3].map(() => new Worker({ ...t.app.services, handlers: [], jobs: [job], options, log }));
     workers.forEach((w) => w.start());
-    await sleep(1500);
+    // Enough runs, each holding the job for 120 ms, for two workers to have overlapped if the lock let them.
+    expect(await eventually(() => Promise.resolve(runs > 5))).toBe(true);
     await Promise.all(workers.map((w) => w.stop(500)));
-    expect(runs).toBeGreaterThan(3);
     expect(most).toBe(1);
   });
 });

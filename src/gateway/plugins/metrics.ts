@@ -6,16 +6,17 @@
 import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../../context.js';
+import type { OperationTiming } from '../../services/telemetry/metrics.js';
 
 function operationName(document: unknown, name: unknown): string | undefined {
   return getOperationAST(document as DocumentNode, typeof name === 'string' ? name : undefined)?.name?.value;
 }
 
 /** `record` gets the operation's name as the client sent it (undefined without one) and bounds it itself. */
-export function useOperationMetrics(record: (operation: string | undefined, seconds: number) => void): Plugin<Context> {
+export function useOperationMetrics(record: (timing: OperationTiming) => void): Plugin<Context> {
   const timed = (document: unknown, name: unknown) => {
     const started = performance.now();
-    return () => record(operationName(document, name), (performance.now() - started) / 1000);
+    return () => record({ operation: operationName(document, name), seconds: (performance.now() - started) / 1000 });
   };
   return {
     onExecute({ args }) {

@@ -4,9 +4,8 @@
  * holds at most `namesMax`, and counts of names it refuses go to OTHER (docs/operations.md).
  */
 import { badInput } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/telemetry/commands.js';
-import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
+import type { TelemetryCommands } from '../../redis/telemetry/commands.js';
+import { checkName } from './names.js';
 
 /** Seconds per sample: 1 s, 5 s, 1 min, 5 min, 1 h, 5 h, 1 day. */
 export const PRECISIONS = [1, 5, 60, 300, 3600, 18000, 86400] as const;
@@ -23,22 +22,37 @@ export interface CounterSample {
   count: number;
 }
 
+export interface CounterDeps {
+  commands: TelemetryCommands;
+  /** The most names the deployment's registry holds (METRICS_NAMES_MAX). */
+  namesMax: number;
+  /** The clock (ms) counts are taken at. */
+  now: () => number;
+}
+
+/** One count: `count` (1 when absent) of `name` at `at` (ms, now when absent). */
+export interface Count {
+  name: string;
+  count?: number;
+  at?: number;
+}
+
 export class CounterService {
   /** name → second → count, not yet written */
   private pending = new Map<string, Map<number, number>>();
   /** Names the registry holds, as last learnt (the whole registry while it is full). */
   private known = new Set<string>();
   private full = false;
+  private readonly commands: TelemetryCommands;
+  private readonly namesMax: number;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: TelemetryKeys,
-    private readonly namesMax: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(deps: CounterDeps) {
+    ({ commands: this.commands, namesMax: this.namesMax, now: this.now } = deps);
+  }
 
-  /** Counts `count` for `name` at `at` (ms), in memory until the next flush. Returns the name counted under. */
-  add(name: string, count = 1, at = this.now()): string {
+  /** Counts, in memory until the next flush (every served operation: no Redis here). Returns the name counted under. */
+  add({ name, count = 1, at = this.now() }: Count): string {
     let bySecond = this.pending.get(name);
     if (!bySecond) {
       if (!this.known.has(name) && (this.full || this.pending.size >= this.namesMax + RESERVED.length)) name = OTHER;
@@ -64,7 +78,7 @@ export class CounterService {
       // OTHER always: refused names' counts go there.
       const reserved = RESERVED.filter((n) => n === OTHER || pending.has(n));
       const names = [...reserved, ...[...pending.keys()].filter((n) => !RESERVED.includes(n))];
-      const { admitted, size } = await commands.admitCounterNames(this.redis, this.keys, {
+      const { admitted, size } = await this.commands.admitCounterNames({
         max: this.namesMax,
         reserved: reserved.length,
         names,
@@ -73,7 +87,7 @@ export class CounterService {
       names.forEach((name, i) => (admitted[i] ? this.known.add(name) : refused.add(name)));
       this.full = size >= this.namesMax;
       if (this.full && this.known.size !== size) {
-        this.known = new Set(await this.redis.zrange(this.keys.counterNames(), '0', '-1'));
+        this.known = new Set(await this.commands.counterNames());
       }
       for (const name of refused) {
         const other = pending.get(OTHER) ?? new Map<number, number>();
@@ -83,51 +97,50 @@ export class CounterService {
       }
       await Promise.all(
         [...pending].map(([name, bySecond]) =>
-          commands.addCounts(this.redis, this.keys, { name, precisions: PRECISIONS, counts: bySecond }),
+          this.commands.addCounts({ name, precisions: PRECISIONS, counts: bySecond }),
         ),
       );
     } catch (err) {
       for (const [name, bySecond] of pending)
-        for (const [second, count] of bySecond) this.add(name, count, second * 1000);
+        for (const [second, count] of bySecond) this.add({ name, count, at: second * 1000 });
       throw err;
     }
     return refused;
   }
 
-  async list(): Promise<string[]> {
-    return this.redis.zrange(this.keys.counterNames(), '0', '-1');
+  /** The names of the counters. */
+  list(): Promise<string[]> {
+    return this.commands.counterNames();
   }
 
   /** A counter's samples at `precision` (seconds, one of PRECISIONS), oldest first. */
-  async samples(name: string, precision: number): Promise<CounterSample[]> {
+  async samples({ name, precision }: { name: string; precision: number }): Promise<CounterSample[]> {
+    checkName('name', name);
     if (!(PRECISIONS as readonly number[]).includes(precision))
       throw badInput('precision', `must be one of ${PRECISIONS.join(', ')} (seconds)`);
-    const hash = await this.redis.hgetall(this.keys.counter(name, precision));
-    return Object.entries(hash)
-      .map(([time, count]) => ({ time: Number(time), count: Number(count) }))
-      .sort((a, b) => a.time - b.time)
-      .map(({ time, count }) => ({ time: new Date(time * 1000), count }));
+    const samples = await this.commands.counter({ name, precision });
+    return samples.map(({ second, count }) => ({ time: new Date(second * 1000), count }));
   }
 
   /**
-   * Drops samples older than `sampleCount` of their precision before `now` (ms), and counters left empty (the
-   * book's clean_counters, one pass). Returns how many counters were dropped.
+   * Drops samples older than `sampleCount` (SAMPLE_COUNT when absent) of their precision before `now` (ms, the
+   * clock's when absent), and counters left empty (the book's clean_counters, one pass). Returns how many counters
+   * were dropped.
    */
-  async clean(sampleCount = SAMPLE_COUNT, now = this.now()): Promise<number> {
+  async clean({
+    sampleCount = SAMPLE_COUNT,
+    now = this.now(),
+  }: { sampleCount?: number; now?: number } = {}): Promise<number> {
     const nowSeconds = Math.floor(now / 1000);
     let dropped = 0;
     for (const name of await this.list()) {
       const left = await Promise.all(
         PRECISIONS.map((precision) =>
-          commands.cleanCounter(this.redis, this.keys, {
-            name,
-            precision,
-            cutoff: nowSeconds - sampleCount * precision,
-          }),
+          this.commands.cleanCounter({ name, precision, cutoff: nowSeconds - sampleCount * precision }),
         ),
       );
       if (left.every((n) => n === 0)) {
-        await this.redis.zrem(this.keys.counterNames(), name);
+        await this.commands.dropCounterName({ name });
         dropped++;
       }
     }

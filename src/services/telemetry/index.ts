@@ -1,5 +1,5 @@
 /** The telemetry domain: counters, statistics and logs (the book's chapter 5), and the gateway's own operations in them. */
-import { telemetryKeys } from '../../redis/telemetry/keys.js';
+import { telemetryCommands } from '../../redis/telemetry/commands.js';
 import type { Base, Domain } from '../shared/domain.js';
 import { CounterService } from './counters.js';
 import { LogService } from './logs.js';
@@ -13,11 +13,11 @@ export function createTelemetry({
   log,
   now,
 }: Base): Domain<{ counters: CounterService; stats: StatsService; logs: LogService; metrics: OperationMetrics }> {
-  const keys = telemetryKeys(space);
-  const counters = new CounterService(redis, keys, config.metrics.namesMax, now);
-  const stats = new StatsService(redis, keys, now);
-  const logs = new LogService(redis, keys, now);
-  const metrics = new OperationMetrics(counters, stats, logs, config.metrics, log);
+  const commands = telemetryCommands(redis, space);
+  const counters = new CounterService({ commands, namesMax: config.metrics.namesMax, now });
+  const stats = new StatsService({ commands, now });
+  const logs = new LogService({ commands, now });
+  const metrics = new OperationMetrics({ counters, stats, logs, options: config.metrics, log });
   metrics.start();
   return {
     services: { counters, stats, logs, metrics },

@@ -13,24 +13,54 @@ import type { StatsService } from './stats.js';
 export const ACCESS_TIME = 'AccessTime';
 const OPERATION_NAME = /^[A-Za-z0-9_]{1,64}$/;
 
+export interface MetricsOptions {
+  /** Whether operations are counted and timed (METRICS). */
+  enabled: boolean;
+  /** How often what was recorded is written to Redis (METRICS_FLUSH_MS). */
+  flushMs: number;
+}
+
+export interface OperationMetricsDeps {
+  counters: CounterService;
+  stats: StatsService;
+  logs: LogService;
+  options: MetricsOptions;
+  log: Logger;
+}
+
+/** A served operation: its name as the client sent it (undefined without one) and how long it took. */
+export interface OperationTiming {
+  operation: string | undefined;
+  seconds: number;
+}
+
 export class OperationMetrics {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private lastError = '';
+  private readonly counters: CounterService;
+  private readonly stats: StatsService;
+  private readonly logs: LogService;
+  private readonly options: MetricsOptions;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly counters: CounterService,
-    private readonly stats: StatsService,
-    private readonly logs: LogService,
-    private readonly options: { enabled: boolean; flushMs: number },
-    private readonly log: Logger,
-  ) {}
+  constructor(deps: OperationMetricsDeps) {
+    ({ counters: this.counters, stats: this.stats, logs: this.logs, options: this.options, log: this.log } = deps);
+  }
 
-  /** One served operation and how long it took. */
-  record(operation: string | undefined, seconds: number): void {
+  /** One served operation and how long it took (every operation: in memory, no Redis). */
+  record({ operation, seconds }: OperationTiming): void {
     if (!this.options.enabled) return;
-    const name = this.counters.add(operation !== undefined && OPERATION_NAME.test(operation) ? operation : ANONYMOUS);
-    this.stats.add(name, ACCESS_TIME, seconds);
+    const name = this.counters.add({
+      name: operation !== undefined && OPERATION_NAME.test(operation) ? operation : ANONYMOUS,
+    });
+    this.stats.add({ context: name, type: ACCESS_TIME, value: seconds });
+  }
+
+  /** The `first` operations with the highest average access time this hour, highest first. */
+  async slowest({ first }: { first: number }): Promise<{ name: string; averageSeconds: number }[]> {
+    const ranked = await this.stats.slowest({ type: ACCESS_TIME, first });
+    return ranked.map(({ context, average }) => ({ name: context, averageSeconds: average }));
   }
 
   start(): void {
@@ -43,7 +73,7 @@ export class OperationMetrics {
     this.flushing = this.flushing.then(async () => {
       const flushStats = async () => {
         // Statistics follow the counters' registry: a name it refused is timed as OTHER too.
-        this.stats.rename(await this.counters.flush(), OTHER);
+        this.stats.rename({ contexts: await this.counters.flush(), to: OTHER });
         await this.stats.flush();
       };
       const results = await Promise.allSettled([flushStats(), this.logs.flush()]);

@@ -4,11 +4,10 @@
  * and merged by `flush()`, one script per statistic; the averages also rank the slowest contexts of each hour (the
  * book's `slowest:`).
  */
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/telemetry/commands.js';
-import type { TelemetryKeys } from '../../redis/telemetry/keys.js';
+import type { StatFields, TelemetryCommands } from '../../redis/telemetry/commands.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
-import { pairs } from '../../redis/replies.js';
+import { checkPage, type Page } from '../shared/paging.js';
+import { checkName } from './names.js';
 
 export interface Stats {
   count: number;
@@ -21,28 +20,37 @@ export interface Stats {
 
 /** Contexts kept in each slowest ranking. */
 export const SLOWEST_KEPT = 100;
+/** A page of a slowest ranking: at most all it keeps. */
+export const SLOWEST_PAGE: Page = { default: 10, max: SLOWEST_KEPT };
 
-interface Pending {
+interface Pending extends StatFields {
   context: string;
   type: string;
-  count: number;
-  sum: number;
-  sumsq: number;
-  min: number;
-  max: number;
+}
+
+export interface StatsDeps {
+  commands: TelemetryCommands;
+  /** The clock (ms) that tells the hour. */
+  now: () => number;
+}
+
+/** A statistic: of `type` (such as AccessTime) in `context` (such as an operation's name). */
+export interface StatName {
+  context: string;
+  type: string;
 }
 
 export class StatsService {
   private pending = new Map<string, Pending>();
+  private readonly commands: TelemetryCommands;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: TelemetryKeys,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(deps: StatsDeps) {
+    ({ commands: this.commands, now: this.now } = deps);
+  }
 
-  /** Adds one sample, in memory until the next flush. */
-  add(context: string, type: string, value: number): void {
+  /** Adds one sample, in memory until the next flush (every served operation: no Redis here). */
+  add({ context, type, value }: StatName & { value: number }): void {
     const id = `${type}\n${context}`;
     const p = this.pending.get(id);
     if (!p) {
@@ -57,7 +65,7 @@ export class StatsService {
   }
 
   /** Moves what was added for `contexts` to `to` (the contexts a bound refused), merging the samples. */
-  rename(contexts: ReadonlySet<string>, to: string): void {
+  rename({ contexts, to }: { contexts: ReadonlySet<string>; to: string }): void {
     for (const [id, p] of [...this.pending]) {
       if (!contexts.has(p.context)) continue;
       this.pending.delete(id);
@@ -80,53 +88,48 @@ export class StatsService {
     if (pending.length === 0) return;
     this.pending = new Map();
     const hour = hourStart(this.now());
-    const averages = new Map<string, (number | string)[]>();
+    const averages = new Map<string, { context: string; average: number }[]>();
     await Promise.all(
       pending.map(async (p) => {
-        const { count, sum } = await commands.addStats(this.redis, this.keys, { ...p, hour });
-        averages.set(p.type, [...(averages.get(p.type) ?? []), sum / count, p.context]);
+        const { count, sum } = await this.commands.addStats({ ...p, hour });
+        averages.set(p.type, [...(averages.get(p.type) ?? []), { context: p.context, average: sum / count }]);
       }),
     );
     await Promise.all(
-      [...averages].map(([type, scoresAndContexts]) => {
-        const key = this.keys.slowest(type, hour);
-        return this.redis
-          .multi()
-          .zadd(key, ...scoresAndContexts)
-          .zremrangebyrank(key, 0, -(SLOWEST_KEPT + 1))
-          .pexpireat(key, hour + 2 * HOUR_MS)
-          .exec();
-      }),
+      [...averages].map(([type, ofType]) =>
+        this.commands.rankSlowest({
+          type,
+          hour,
+          averages: ofType,
+          kept: SLOWEST_KEPT,
+          expireAt: hour + 2 * HOUR_MS,
+        }),
+      ),
     );
   }
 
   /** This hour's statistic, with average and standard deviation; null when nothing was recorded this hour. */
-  async get(context: string, type: string): Promise<Stats | null> {
-    const k = this.keys.stats(context, type);
-    const [raw, start] = await Promise.all([
-      this.redis.zrange(k.current, '0', '-1', 'WITHSCORES'),
-      this.redis.get(k.start),
-    ]);
+  async get({ context, type }: StatName): Promise<Stats | null> {
+    checkName('context', context);
+    checkName('type', type);
+    const current = await this.commands.stats({ context, type });
     // Not rotated yet: the current statistic is of an hour before this one.
-    if (raw.length === 0 || Number(start) < hourStart(this.now())) return null;
-    const f: Record<string, number> = Object.fromEntries(pairs(raw));
-    const count = f.count ?? 0;
-    const sum = f.sum ?? 0;
-    const numerator = (f.sumsq ?? 0) - (count ? (sum * sum) / count : 0);
+    if (!current || current.start < hourStart(this.now())) return null;
+    const { count, sum, sumsq, min, max } = current.fields;
+    const numerator = sumsq - (count ? (sum * sum) / count : 0);
     return {
       count,
       sum,
-      min: f.min ?? 0,
-      max: f.max ?? 0,
+      min,
+      max,
       average: count ? sum / count : 0,
       stddev: Math.sqrt(Math.max(numerator, 0) / (count - 1 || 1)),
     };
   }
 
-  /** The contexts with the highest average of `type` this hour, highest first. */
-  async slowest(type: string, first: number): Promise<{ context: string; average: number }[]> {
-    if (first === 0) return [];
-    const raw = await this.redis.zrevrange(this.keys.slowest(type, hourStart(this.now())), 0, first - 1, 'WITHSCORES');
-    return pairs(raw).map(([context, average]) => ({ context, average }));
+  /** The `first` contexts with the highest average of `type` this hour, highest first. */
+  async slowest({ type, first }: { type: string; first: number }): Promise<{ context: string; average: number }[]> {
+    checkPage('first', first, SLOWEST_PAGE.max);
+    return this.commands.slowest({ type, hour: hourStart(this.now()), first });
   }
 }
