@@ -6,7 +6,7 @@
  */
 import type { Context } from '../context.js';
 import { notFound } from '../errors.js';
-import { parseAdId, viewerOf, type Ad, type AdInput, type AdTarget } from '../services/ads/ads.js';
+import type { Ad, AdInput, AdTarget } from '../services/ads/ads.js';
 import { requireAdmin, requireAdminField } from './auth.js';
 
 type Optional<T> = { [K in keyof T]?: T[K] | null };
@@ -18,7 +18,9 @@ export interface AdRef {
 
 export const ad = async (_root: unknown, args: { id: string }, ctx: Context): Promise<AdRef | null> => {
   await requireAdmin(ctx);
-  return ctx.loaders.ads.load(parseAdId(args.id));
+  const found = await ctx.services.ads.ad(args);
+  if (found) ctx.loaders.ads.prime(found.id, found);
+  return found;
 };
 
 export const ads = async (
@@ -27,11 +29,9 @@ export const ads = async (
   ctx: Context,
 ): Promise<AdRef[]> => {
   await requireAdmin(ctx);
-  const ids = await ctx.services.ads.list(args.first ?? 50, args.after ?? null);
-  return (await ctx.loaders.ads.loadMany(ids)).filter((a): a is Ad => {
-    if (a instanceof Error) throw a;
-    return a !== null; // deleted since it was listed
-  });
+  const listed = await ctx.services.ads.list({ first: args.first ?? 50, after: args.after });
+  for (const a of listed) ctx.loaders.ads.prime(a.id, a);
+  return listed;
 };
 
 export const indexAd = async (_root: unknown, args: { input: AdInput }, ctx: Context): Promise<AdRef> => {
@@ -43,7 +43,7 @@ export const indexAd = async (_root: unknown, args: { input: AdInput }, ctx: Con
 
 export const deleteAd = async (_root: unknown, args: { id: string }, ctx: Context): Promise<boolean> => {
   await requireAdmin(ctx);
-  const deleted = await ctx.services.ads.deleteAd(args.id);
+  const deleted = await ctx.services.ads.deleteAd(args);
   ctx.loaders.ads.clear(args.id);
   return deleted;
 };
@@ -53,7 +53,7 @@ export const targetAd = (
   args: { locations: string[]; content?: string | null },
   ctx: Context,
 ): Promise<AdTarget | null> =>
-  ctx.services.ads.targetAd(viewerOf(ctx.viewer?.username ?? null, ctx.address), args.locations, args.content ?? null);
+  ctx.services.ads.targetAd({ username: ctx.viewer?.username ?? null, address: ctx.address }, args);
 
 export const targetedAd = (target: AdTarget): AdRef => ({ id: target.adId });
 
@@ -61,7 +61,7 @@ export const recordClick = (
   _root: unknown,
   args: { targetingId: string; adId: string; action?: boolean | null },
   ctx: Context,
-): Promise<boolean> => ctx.services.ads.recordClick(args.targetingId, args.adId, args.action ?? false);
+): Promise<boolean> => ctx.services.ads.recordClick({ ...args, action: args.action ?? false });
 
 /** A field of an ad, loaded; NOT_FOUND when the ad was deleted since it was named. */
 export const adField =

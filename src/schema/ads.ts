@@ -3,8 +3,9 @@ import type { AdRef } from '../resolvers/ads.js';
 import {
   AD_CONTENT_MAX_CHARS,
   AD_TYPES,
-  ADS_PAGE_MAX,
+  ADS_PAGE,
   AMOUNT_MAX,
+  CLICK_ACTION_DEFAULT,
   LOCATION_MAX_CHARS,
   LOCATIONS_MAX,
   type AdTarget,
@@ -103,8 +104,8 @@ builder.queryFields((t) => ({
   }),
   ads: t.field({
     type: [AdObject],
-    description: `Ads by id, the first \`first\` (at most ${ADS_PAGE_MAX}) after \`after\`.${ADMIN}`,
-    args: { first: t.arg.int({ defaultValue: 50 }), after: t.arg.id() },
+    description: `Ads by id, the first \`first\` (at most ${ADS_PAGE.max}) after \`after\`.${ADMIN}`,
+    args: { first: t.arg.int({ defaultValue: ADS_PAGE.default }), after: t.arg.id() },
     resolve: resolvers.ads,
   }),
   targetAd: t.field({
@@ -137,7 +138,7 @@ builder.mutationFields((t) => ({
     args: {
       targetingId: t.arg.id({ required: true }),
       adId: t.arg.id({ required: true }),
-      action: t.arg.boolean({ defaultValue: false }),
+      action: t.arg.boolean({ defaultValue: CLICK_ACTION_DEFAULT }),
     },
     resolve: resolvers.recordClick,
   }),
