@@ -234,10 +234,11 @@ async function simulate(
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let i = next++; i < SIM_TARGETINGS; i = next++) {
-        const target = (await services.ads.targetAd('sim', ['sim'], null))!;
+        const target = (await services.ads.targetAd({ username: 'sim', address: HOST }, { locations: ['sim'] }))!;
         const ad = truth[Number(target.adId.slice(3))]!;
         earned[i] = (ad.value * ad.rate) / best;
-        if (g.random() < ad.rate) await services.ads.recordClick(target.targetingId, target.adId, false);
+        if (g.random() < ad.rate)
+          await services.ads.recordClick({ targetingId: target.targetingId, adId: target.adId, action: false });
         if (i % 20_000 === 19_999) progress(`  ${name}: ${fmt(i + 1)} targetings`);
       }
     }),
@@ -363,7 +364,7 @@ async function main(): Promise<number> {
       `service, ${c} in flight`,
       c,
       async (q) =>
-        (await services.ads.targetAd(`bench${viewer++ % 1000}`, page(q).locations, page(q).content)) ? 1 : 0,
+        (await services.ads.targetAd({ username: `bench${viewer++ % 1000}`, address: HOST }, page(q))) ? 1 : 0,
     ]);
     const throughGraphQL = (where: (q: string) => string[]) => async (q: string) => {
       const body = JSON.stringify({ query: TARGET, variables: { l: where(q), c: page(q).content } });

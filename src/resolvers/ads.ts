@@ -1,82 +1,43 @@
 /**
- * Ads: admins index, list and read them; anyone (signed in or not) gets an ad for a page and records its clicks.
- * What an ad earns and spends (its value, eCPM, counts and budgets) is an admin's to see, wherever it is selected.
- * An Ad is resolved from its id; its other fields load it through the operation's DataLoader, so `ad { id }`
- * reads nothing more.
+ * Ads: admins index, list and read them (the schema's `admin` scope); anyone (signed in or not) gets an ad for a
+ * page and records its clicks. What an ad earns and spends (its value, eCPM, counts and budgets) is an admin's to
+ * see, wherever it is selected (admin-scoped fields). A targeting's Ad is resolved from its id: its other fields
+ * load it through the operation's DataLoader, so `targetAd { ad { id } }` reads nothing more.
  */
-import type { Context } from '../context.js';
+import type { Context, SignedIn } from '../context.js';
 import { notFound } from '../errors.js';
-import { parseAdId, viewerOf, type Ad, type AdInput, type AdTarget } from '../services/ads/ads.js';
-import { requireAdmin, requireAdminField } from './auth.js';
+import type { Ad, AdClick, AdInput, AdPage, AdTarget } from '../services/ads/ads.js';
 
-type Optional<T> = { [K in keyof T]?: T[K] | null };
+/** What an Ad field resolves from: the ad itself, or (a targeting's) its id alone. */
+export type AdRef = Ad | { id: string };
 
-/** What an Ad field resolves from. */
-export interface AdRef {
-  id: string;
-}
+export const ad = (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<Ad | null> =>
+  ctx.services.ads.ad(args);
 
-export const ad = async (_root: unknown, args: { id: string }, ctx: Context): Promise<AdRef | null> => {
-  await requireAdmin(ctx);
-  return ctx.loaders.ads.load(parseAdId(args.id));
-};
+export const ads = (_root: unknown, args: { first: number; after?: string | null }, ctx: SignedIn): Promise<Ad[]> =>
+  ctx.services.ads.list(args);
 
-export const ads = async (
-  _root: unknown,
-  args: Optional<{ first: number; after: string }>,
-  ctx: Context,
-): Promise<AdRef[]> => {
-  await requireAdmin(ctx);
-  const ids = await ctx.services.ads.list(args.first ?? 50, args.after ?? null);
-  return (await ctx.loaders.ads.loadMany(ids)).filter((a): a is Ad => {
-    if (a instanceof Error) throw a;
-    return a !== null; // deleted since it was listed
-  });
-};
+export const indexAd = (_root: unknown, args: { input: AdInput }, ctx: SignedIn): Promise<Ad> =>
+  ctx.services.ads.indexAd(args.input);
 
-export const indexAd = async (_root: unknown, args: { input: AdInput }, ctx: Context): Promise<AdRef> => {
-  await requireAdmin(ctx);
-  const indexed = await ctx.services.ads.indexAd(args.input);
-  ctx.loaders.ads.clear(indexed.id).prime(indexed.id, indexed);
-  return indexed;
-};
+export const deleteAd = (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<boolean> =>
+  ctx.services.ads.deleteAd(args);
 
-export const deleteAd = async (_root: unknown, args: { id: string }, ctx: Context): Promise<boolean> => {
-  await requireAdmin(ctx);
-  const deleted = await ctx.services.ads.deleteAd(args.id);
-  ctx.loaders.ads.clear(args.id);
-  return deleted;
-};
-
-export const targetAd = (
-  _root: unknown,
-  args: { locations: string[]; content?: string | null },
-  ctx: Context,
-): Promise<AdTarget | null> =>
-  ctx.services.ads.targetAd(viewerOf(ctx.viewer?.username ?? null, ctx.address), args.locations, args.content ?? null);
+/** The viewer is the signed-in user, or else the client's address. */
+export const targetAd = (_root: unknown, args: AdPage, ctx: Context): Promise<AdTarget | null> =>
+  ctx.services.ads.targetAd({ username: ctx.viewer?.username ?? null, address: ctx.address }, args);
 
 export const targetedAd = (target: AdTarget): AdRef => ({ id: target.adId });
 
-export const recordClick = (
-  _root: unknown,
-  args: { targetingId: string; adId: string; action?: boolean | null },
-  ctx: Context,
-): Promise<boolean> => ctx.services.ads.recordClick(args.targetingId, args.adId, args.action ?? false);
+export const recordClick = (_root: unknown, args: AdClick, ctx: Context): Promise<boolean> =>
+  ctx.services.ads.recordClick(args);
 
-/** A field of an ad, loaded; NOT_FOUND when the ad was deleted since it was named. */
+/** A field of an ad, loaded when the ref is an id; NOT_FOUND when the ad was deleted since it was named. */
 export const adField =
   <K extends keyof Ad>(field: K) =>
   async (ref: AdRef, _args: unknown, ctx: Context): Promise<Ad[K]> => {
+    if ('type' in ref) return ref[field];
     const loaded = await ctx.loaders.ads.load(ref.id);
     if (!loaded) throw notFound(`ad "${ref.id}"`);
     return loaded[field];
   };
-
-/** The same for an admin-only field. */
-export const adminField = <K extends keyof Ad>(field: K) => {
-  const load = adField(field);
-  return async (ref: AdRef, args: unknown, ctx: Context): Promise<Ad[K]> => {
-    await requireAdminField(ctx);
-    return load(ref, args, ctx);
-  };
-};

@@ -2,21 +2,25 @@ import * as resolvers from '../resolvers/ads.js';
 import type { AdRef } from '../resolvers/ads.js';
 import {
   AD_CONTENT_MAX_CHARS,
+  AD_ID_CHARS,
+  AD_ID_MAX_CHARS,
   AD_TYPES,
-  ADS_PAGE_MAX,
+  ADS_PAGE,
   AMOUNT_MAX,
+  CLICK_ACTION_DEFAULT,
   LOCATION_MAX_CHARS,
   LOCATIONS_MAX,
   type AdTarget,
   type AdType,
 } from '../services/ads/ads.js';
+import { firstArg } from './args.js';
 import { builder } from './builder.js';
 
-const TYPE_DESCRIPTIONS: Record<AdType, string> = {
+const TYPE_DESCRIPTIONS = {
   CPC: 'Paid per click: eCPM = 1000 * value * clicks / views.',
   CPA: 'Paid per action: eCPM = 1000 * value * actions / views.',
   CPM: 'Paid per 1,000 views: eCPM = value.',
-};
+} satisfies Record<AdType, string>;
 
 const AdTypeType = builder.enumType('AdType', {
   values: Object.fromEntries(AD_TYPES.map((t) => [t, { description: TYPE_DESCRIPTIONS[t] }])) as Record<
@@ -25,17 +29,14 @@ const AdTypeType = builder.enumType('AdType', {
   >,
 });
 
+const LOCATIONS = `1-${LOCATIONS_MAX} locations (non-empty, at most ${LOCATION_MAX_CHARS} characters each)`;
+const CONTENT = `At most ${AD_CONTENT_MAX_CHARS} characters`;
+
 const AdInputType = builder.inputType('AdInput', {
   fields: (t) => ({
-    id: t.id({ required: true, description: '1-64 of [A-Za-z0-9_.:-].' }),
-    locations: t.stringList({
-      required: true,
-      description: `1-${LOCATIONS_MAX} locations (non-empty, at most ${LOCATION_MAX_CHARS} characters each) it serves.`,
-    }),
-    content: t.string({
-      required: true,
-      description: `At most ${AD_CONTENT_MAX_CHARS} characters; its words earn bonuses on pages having them.`,
-    }),
+    id: t.id({ required: true, description: `1-${AD_ID_MAX_CHARS} of [${AD_ID_CHARS}].` }),
+    locations: t.stringList({ required: true, description: `${LOCATIONS} it serves.` }),
+    content: t.string({ required: true, description: `${CONTENT}; its words earn bonuses on pages having them.` }),
     type: t.field({ type: AdTypeType, required: true }),
     value: t.float({
       required: true,
@@ -52,33 +53,40 @@ const ADMIN = ' Admins only (FORBIDDEN for others).';
 
 const AdObject = builder.objectRef<AdRef>('Ad').implement({
   description: 'An ad. What it earns and spends is for admins only.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    type: t.field({ type: AdTypeType, resolve: resolvers.adField('type') }),
-    locations: t.stringList({ resolve: resolvers.adField('locations') }),
-    terms: t.stringList({
-      description: 'The words of its content that earn bonuses.',
-      resolve: resolvers.adField('terms'),
-    }),
-    value: t.float({ description: `Its price.${ADMIN}`, resolve: resolvers.adminField('value') }),
-    ecpm: t.float({
-      description: `Its learned eCPM, without word bonuses.${ADMIN}`,
-      resolve: resolvers.adminField('ecpm'),
-    }),
-    views: t.int({ description: ADMIN.trim(), resolve: resolvers.adminField('views') }),
-    clicks: t.int({ description: ADMIN.trim(), resolve: resolvers.adminField('clicks') }),
-    actions: t.int({ description: ADMIN.trim(), resolve: resolvers.adminField('actions') }),
-    spent: t.float({
-      description: `The price of every event charged.${ADMIN}`,
-      resolve: resolvers.adminField('spent'),
-    }),
-    budget: t.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adminField('budget') }),
-    dailyBudget: t.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adminField('dailyBudget') }),
-    exhausted: t.boolean({
-      description: `Its budget or today's is spent: it does not serve.${ADMIN}`,
-      resolve: resolvers.adminField('exhausted'),
-    }),
-  }),
+  fields: (t) => {
+    const admin = t.withAuth({ admin: true });
+    return {
+      id: t.exposeID('id'),
+      type: t.field({ type: AdTypeType, resolve: resolvers.adField('type') }),
+      locations: t.stringList({ resolve: resolvers.adField('locations') }),
+      terms: t.stringList({
+        description: 'The words of its content that earn bonuses.',
+        resolve: resolvers.adField('terms'),
+      }),
+      value: admin.float({ description: `Its price.${ADMIN}`, resolve: resolvers.adField('value') }),
+      ecpm: admin.float({
+        description: `Its learned eCPM, without word bonuses.${ADMIN}`,
+        resolve: resolvers.adField('ecpm'),
+      }),
+      views: admin.int({ description: ADMIN.trim(), resolve: resolvers.adField('views') }),
+      clicks: admin.int({ description: ADMIN.trim(), resolve: resolvers.adField('clicks') }),
+      actions: admin.int({ description: ADMIN.trim(), resolve: resolvers.adField('actions') }),
+      spent: admin.float({
+        description: `The price of every event charged.${ADMIN}`,
+        resolve: resolvers.adField('spent'),
+      }),
+      budget: admin.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adField('budget') }),
+      dailyBudget: admin.float({
+        nullable: true,
+        description: ADMIN.trim(),
+        resolve: resolvers.adField('dailyBudget'),
+      }),
+      exhausted: admin.boolean({
+        description: `Its budget or today's is spent: it does not serve.${ADMIN}`,
+        resolve: resolvers.adField('exhausted'),
+      }),
+    };
+  },
 });
 
 const AdTargetType = builder.objectRef<AdTarget>('AdTarget').implement({
@@ -94,17 +102,17 @@ const AdTargetType = builder.objectRef<AdTarget>('AdTarget').implement({
 });
 
 builder.queryFields((t) => ({
-  ad: t.field({
+  ad: t.withAuth({ admin: true }).field({
     type: AdObject,
     nullable: true,
     description: `An ad; null when there is none.${ADMIN}`,
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.ad,
   }),
-  ads: t.field({
+  ads: t.withAuth({ admin: true }).field({
     type: [AdObject],
-    description: `Ads by id, the first \`first\` (at most ${ADS_PAGE_MAX}) after \`after\`.${ADMIN}`,
-    args: { first: t.arg.int({ defaultValue: 50 }), after: t.arg.id() },
+    description: `Ads by id, the first \`first\` after \`after\`.${ADMIN}`,
+    args: { first: firstArg(t.arg, ADS_PAGE), after: t.arg.id() },
     resolve: resolvers.ads,
   }),
   targetAd: t.field({
@@ -112,19 +120,22 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       'The ad for a page in any of `locations` with `content`, its view recorded; null when no ad serves there. For anyone, signed in or not.',
-    args: { locations: t.arg.stringList({ required: true }), content: t.arg.string() },
+    args: {
+      locations: t.arg.stringList({ required: true, description: `${LOCATIONS}.` }),
+      content: t.arg.string({ description: `${CONTENT}.` }),
+    },
     resolve: resolvers.targetAd,
   }),
 }));
 
 builder.mutationFields((t) => ({
-  indexAd: t.field({
+  indexAd: t.withAuth({ admin: true }).field({
     type: AdObject,
     description: `Creates or replaces an ad; what it learned is kept.${ADMIN}`,
     args: { input: t.arg({ type: AdInputType, required: true }) },
     resolve: resolvers.indexAd,
   }),
-  deleteAd: t.field({
+  deleteAd: t.withAuth({ admin: true }).field({
     type: 'Boolean',
     description: `Deletes an ad and what it learned; false when there was none.${ADMIN}`,
     args: { id: t.arg.id({ required: true }) },
@@ -137,7 +148,7 @@ builder.mutationFields((t) => ({
     args: {
       targetingId: t.arg.id({ required: true }),
       adId: t.arg.id({ required: true }),
-      action: t.arg.boolean({ defaultValue: false }),
+      action: t.arg.boolean({ required: true, defaultValue: CLICK_ACTION_DEFAULT }),
     },
     resolve: resolvers.recordClick,
   }),

@@ -316,6 +316,11 @@ describe('ads beside documents, and what an ad is made of', () => {
       expect(codeOf(await a.t.gql('{ ad(id: "public") { id } }', {}, token))).toBe(expected);
       const money = await a.t.gql('{ targetAd(locations: ["Public"]) { ad { id spent } } }', {}, token);
       expect(codeOf(money)).toBe(expected);
+      if (token) {
+        // the admin scope's refusals say which: a root field, or an admin-only field of an object
+        expect((await a.t.gql('{ ads { id } }', {}, token)).errors?.[0]?.message).toBe('only an admin may do this');
+        expect(money.errors?.[0]?.message).toBe('only an admin may see this field');
+      }
     }
     const r = await a.t.gql<{ targetAd: { ad: { id: string; terms: string[] } } }>(
       '{ targetAd(locations: ["Public"]) { ad { id terms } } }',
@@ -358,6 +363,15 @@ describe('ads beside documents, and what an ad is made of', () => {
     }
     expect((await a.ads())['served']!.views).toBe(0);
     expect(codeOf(await a.t.gql('{ ads(first: 501) { id } }', {}, a.admin))).toBe('BAD_USER_INPUT');
+    for (const [query, argument] of [
+      ['{ ad(id: "no spaces") { id } }', 'id'],
+      ['{ ads(after: "no spaces") { id } }', 'after'],
+      ['mutation { deleteAd(id: "no spaces") }', 'id'],
+    ] as const) {
+      const r = await a.t.gql(query, {}, a.admin);
+      expect(codeOf(r), query).toBe('BAD_USER_INPUT');
+      expect(r.errors?.[0]?.extensions?.argument, query).toBe(argument);
+    }
     expect((await a.ads())['bad']).toBeUndefined();
   });
 });

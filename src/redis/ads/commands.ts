@@ -1,8 +1,12 @@
-/** The ads domain's scripts and reads, with named arguments; every key is on the ads' one slot. */
+/**
+ * The ads domain's door to Redis: its scripts and reads, every key on the ads' one slot. The services of
+ * src/services/ads/ reach Redis only through the object adCommands() returns.
+ */
 import type { RedisClient } from '../clients.js';
+import type { Keyspace } from '../keys.js';
 import { script } from '../scripts.js';
 import { refused, STATUS, type Refused } from '../status.js';
-import type { AdKeys } from './keys.js';
+import { adKeys } from './keys.js';
 
 const indexAdScript = script<number>('indexAd');
 const deleteAdScript = script<number>('deleteAd');
@@ -10,152 +14,18 @@ const learnAdScript = script<number>('learnAd');
 const targetAdScript = script<number | string[]>('targetAd');
 const recordClickScript = script<number>('recordClick');
 
-export type AdType = 'CPC' | 'CPA' | 'CPM';
+/**
+ * The types of ads, as stored in their profiles and cards (what the scripts read: a CPM ad is paid per view and
+ * learns nothing, a CPA ad learns from actions, a CPC ad from clicks).
+ */
+export const AD_TYPES = ['CPC', 'CPA', 'CPM'] as const;
+export type AdType = (typeof AD_TYPES)[number];
 
 /** What a change needs to know of the stored ad first: its version ('0': none), locations and words. */
 export interface AdState {
   version: string;
   locations: string[];
   terms: string[];
-}
-
-export async function readAdState(redis: RedisClient, k: AdKeys, id: string): Promise<AdState> {
-  const [version, locations, terms] = await redis.hmget(k.meta(id), 'ver', 'locations', 'terms');
-  return {
-    version: version ?? '0',
-    locations: locations ? (JSON.parse(locations) as string[]) : [],
-    terms: terms ? terms.split(' ') : [],
-  };
-}
-
-/** The columns of per-ad attributes and counts, which deleting an ad clears. */
-const COLUMNS = ['profiles', 'budgets', 'dailyBudgets', 'views', 'clicks', 'actions', 'events', 'spent'] as const;
-
-/** Creates or replaces ad `id` read at version `expected`; its new version, or CHANGED. */
-export async function indexAd(
-  redis: RedisClient,
-  k: AdKeys,
-  a: {
-    id: string;
-    expected: string;
-    type: AdType;
-    value: number;
-    budget: number | null;
-    dailyBudget: number | null;
-    locations: readonly string[];
-    terms: readonly string[];
-    droppedLocations: readonly string[];
-    droppedTerms: readonly string[];
-    task: string;
-  },
-): Promise<number | Refused> {
-  const reply = await indexAdScript(
-    redis,
-    [
-      k.ids,
-      k.meta(a.id),
-      k.ecpm,
-      k.profiles,
-      k.budgets,
-      k.dailyBudgets,
-      k.views,
-      k.events,
-      k.typeStats,
-      k.vocabulary,
-      k.wordViews,
-      k.wordClicks,
-      k.wordActions,
-      k.learnPending,
-      k.queueReady,
-      k.queueDelayed,
-      k.version,
-      k.clicks,
-      k.actions,
-      ...a.locations.map(k.location),
-      ...a.terms.map(k.word),
-      ...a.droppedLocations.map(k.location),
-      ...a.droppedTerms.map(k.word),
-    ],
-    [
-      a.id,
-      a.expected,
-      a.type,
-      a.value,
-      a.budget ?? '',
-      a.dailyBudget ?? '',
-      JSON.stringify(a.locations),
-      a.task,
-      JSON.stringify({
-        nLocations: a.locations.length,
-        words: a.terms,
-        nDroppedLocations: a.droppedLocations.length,
-        droppedWords: a.droppedTerms,
-      }),
-    ],
-  );
-  return reply < 0 ? refused(reply) : reply;
-}
-
-/**
- * Deletes ad `id` read at version `expected` with its locations and words, and what it spent on UTC day `day`;
- * false when there was none; WRONG_DAY as targetAd.
- */
-export async function deleteAd(
-  redis: RedisClient,
-  k: AdKeys,
-  a: { id: string; expected: string; day: number; locations: readonly string[]; terms: readonly string[] },
-): Promise<boolean | Refused> {
-  const reply = await deleteAdScript(
-    redis,
-    [
-      k.ids,
-      k.meta(a.id),
-      k.ecpm,
-      k.vocabulary,
-      k.wordViews,
-      k.wordClicks,
-      k.wordActions,
-      k.learnPending,
-      k.daily(a.day),
-      ...COLUMNS.map((c) => k[c]),
-      ...a.locations.map(k.location),
-      ...a.terms.map(k.word),
-    ],
-    [a.id, a.expected, COLUMNS.length, a.locations.length, a.day, ...a.terms],
-  );
-  return reply < 0 ? refused(reply) : reply === 1;
-}
-
-/** Learns ad `id` (read at version `expected` with its locations and words) again; false when it is gone. */
-export async function learnAd(
-  redis: RedisClient,
-  k: AdKeys,
-  a: { id: string; expected: string; locations: readonly string[]; terms: readonly string[] },
-): Promise<boolean | Refused> {
-  const reply = await learnAdScript(
-    redis,
-    [
-      k.learnPending,
-      k.meta(a.id),
-      k.ecpm,
-      k.profiles,
-      k.views,
-      k.events,
-      k.typeStats,
-      k.wordViews,
-      k.wordClicks,
-      k.wordActions,
-      ...a.locations.map(k.location),
-      ...a.terms.map(k.word),
-    ],
-    [a.id, a.expected, a.locations.length, ...a.terms],
-  );
-  return reply < 0 ? refused(reply) : reply === 1;
-}
-
-/** Ads due to be learned again, at most `count`. */
-export async function pendingAds(redis: RedisClient, k: AdKeys, count: number): Promise<string[]> {
-  return redis.srandmember(k.learnPending, count);
 }
 
 export interface StoredAd {
@@ -173,53 +43,6 @@ export interface StoredAd {
   dailyBudget: number | null;
 }
 
-/** Ads `ids` (null where none) as they are on UTC day `day`, in one pipeline. */
-export async function readAds(
-  redis: RedisClient,
-  k: AdKeys,
-  ids: readonly string[],
-  day: number,
-): Promise<(StoredAd | null)[]> {
-  if (ids.length === 0) return [];
-  const pipeline = redis.pipeline();
-  for (const c of COLUMNS) pipeline.hmget(k[c], ...ids);
-  pipeline.hmget(k.daily(day), ...ids);
-  pipeline.zmscore(k.ecpm, ...ids);
-  for (const id of ids) pipeline.hmget(k.meta(id), 'locations', 'terms');
-  const replies = (await pipeline.exec())!.map(([err, reply]) => {
-    if (err) throw err;
-    return reply as (string | null)[];
-  });
-  const [profiles, budgets, dailyBudgets, views, clicks, actions, , spent, daily, ecpm] = replies;
-  const number = (xs: (string | null)[] | undefined, i: number) => Number(xs![i] ?? 0);
-  const optional = (xs: (string | null)[] | undefined, i: number) => (xs![i] == null ? null : Number(xs![i]));
-  return ids.map((_id, i) => {
-    const [locations, terms] = replies[COLUMNS.length + 2 + i]!;
-    const profile = profiles![i]?.split(' ');
-    if (!profile || locations == null) return null;
-    return {
-      type: profile[0] as AdType,
-      value: Number(profile[1]),
-      ecpm: number(ecpm, i),
-      locations: JSON.parse(locations) as string[],
-      terms: terms ? terms.split(' ') : [],
-      views: number(views, i),
-      clicks: number(clicks, i),
-      actions: number(actions, i),
-      spent: number(spent, i),
-      spentToday: number(daily, i),
-      budget: optional(budgets, i),
-      dailyBudget: optional(dailyBudgets, i),
-    };
-  });
-}
-
-/** Ad ids in order, the first `count` after `after` (from the start when null). */
-export async function listAds(redis: RedisClient, k: AdKeys, count: number, after: string | null): Promise<string[]> {
-  if (count === 0) return [];
-  return redis.zrangebylex(k.ids, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, count);
-}
-
 export interface Targeting {
   adId: string;
   ecpm: number;
@@ -227,80 +50,274 @@ export interface Targeting {
   matchedTerms: string[];
 }
 
-/**
- * Picks, records and returns the ad for a page (null when none serves), on UTC day `day` and in the targetings
- * of `minute`; WRONG_DAY when `day` is not Redis's.
- */
-export async function targetAd(
-  redis: RedisClient,
-  k: AdKeys,
-  a: {
-    day: number;
-    minute: number;
-    nonce: string;
-    viewer: string;
-    locations: readonly string[];
-    words: readonly string[];
-    cap: number;
-    explore: boolean;
-    seed: number;
-    task: string;
-  },
-): Promise<Targeting | null | Refused> {
-  const reply = await targetAdScript(
-    redis,
-    [
-      k.views,
-      k.spent,
-      k.budgets,
-      k.dailyBudgets,
-      k.daily(a.day),
-      k.typeStats,
-      k.seen(a.day, a.viewer),
-      k.targetings(a.minute),
-      k.vocabulary,
-      k.wordViews,
-      k.learnPending,
-      k.queueReady,
-      k.queueDelayed,
-      ...a.locations.map(k.location),
-      ...a.words.map(k.word),
-    ],
-    [a.day, a.nonce, a.cap, a.explore ? 1 : 0, a.seed, a.task, a.locations.length, ...a.words],
-  );
-  if (typeof reply === 'number') return refused(reply);
-  if (reply.length === 0) return null;
-  const [adId, ecpm, explored, ...matchedTerms] = reply as [string, string, number, ...string[]];
-  return { adId, ecpm: Number(ecpm), explored: explored === 1, matchedTerms };
-}
+/** The columns of per-ad attributes and counts, which deleting an ad clears. */
+const COLUMNS = ['profiles', 'budgets', 'dailyBudgets', 'views', 'clicks', 'actions', 'events', 'spent'] as const;
 
-/** Counts a click (or an action) of targeting `nonce` of `minute` on ad `id` once; WRONG_DAY as targetAd. */
-export async function recordClick(
-  redis: RedisClient,
-  k: AdKeys,
-  a: { minute: number; nonce: string; id: string; action: boolean; day: number; task: string },
-): Promise<boolean | Refused> {
-  const reply = await recordClickScript(
-    redis,
-    [
-      k.targetings(a.minute),
-      k.profiles,
-      k.clicks,
-      k.actions,
-      k.events,
-      k.spent,
-      k.budgets,
-      k.dailyBudgets,
-      k.daily(a.day),
-      k.typeStats,
-      k.wordClicks,
-      k.wordActions,
-      k.learnPending,
-      k.queueReady,
-      k.queueDelayed,
-      k.meta(a.id),
-    ],
-    [a.nonce, a.id, a.action ? 1 : 0, a.day, a.task],
-  );
-  return reply === STATUS.WRONG_DAY ? refused(reply) : reply === 1;
+export type AdCommands = ReturnType<typeof adCommands>;
+
+export function adCommands(redis: RedisClient, space: Keyspace) {
+  const k = adKeys(space);
+  return {
+    /** What a change of ad `id` reads first. */
+    async readAdState(a: { id: string }): Promise<AdState> {
+      const [version, locations, terms] = await redis.hmget(k.meta(a.id), 'ver', 'locations', 'terms');
+      return {
+        version: version ?? '0',
+        locations: locations ? (JSON.parse(locations) as string[]) : [],
+        terms: terms ? terms.split(' ') : [],
+      };
+    },
+
+    /** Creates or replaces ad `id` read at version `expected`; its new version, or CHANGED. */
+    async indexAd(a: {
+      id: string;
+      expected: string;
+      type: AdType;
+      value: number;
+      budget: number | null;
+      dailyBudget: number | null;
+      locations: readonly string[];
+      terms: readonly string[];
+      droppedLocations: readonly string[];
+      droppedTerms: readonly string[];
+      task: string;
+    }): Promise<number | Refused> {
+      const reply = await indexAdScript(
+        redis,
+        [
+          k.ids,
+          k.meta(a.id),
+          k.ecpm,
+          k.profiles,
+          k.budgets,
+          k.dailyBudgets,
+          k.views,
+          k.events,
+          k.typeStats,
+          k.vocabulary,
+          k.wordViews,
+          k.wordClicks,
+          k.wordActions,
+          k.learnPending,
+          k.queueReady,
+          k.queueDelayed,
+          k.version,
+          k.clicks,
+          k.actions,
+          ...a.locations.map(k.location),
+          ...a.terms.map(k.word),
+          ...a.droppedLocations.map(k.location),
+          ...a.droppedTerms.map(k.word),
+        ],
+        [
+          a.id,
+          a.expected,
+          a.type,
+          a.value,
+          a.budget ?? '',
+          a.dailyBudget ?? '',
+          JSON.stringify(a.locations),
+          a.task,
+          JSON.stringify({
+            nLocations: a.locations.length,
+            words: a.terms,
+            nDroppedLocations: a.droppedLocations.length,
+            droppedWords: a.droppedTerms,
+          }),
+        ],
+      );
+      return reply < 0 ? refused(reply) : reply;
+    },
+
+    /**
+     * Deletes ad `id` read at version `expected` with its locations and words, and what it spent on UTC day `day`;
+     * false when there was none; WRONG_DAY as targetAd.
+     */
+    async deleteAd(a: {
+      id: string;
+      expected: string;
+      day: number;
+      locations: readonly string[];
+      terms: readonly string[];
+    }): Promise<boolean | Refused> {
+      const reply = await deleteAdScript(
+        redis,
+        [
+          k.ids,
+          k.meta(a.id),
+          k.ecpm,
+          k.vocabulary,
+          k.wordViews,
+          k.wordClicks,
+          k.wordActions,
+          k.learnPending,
+          k.daily(a.day),
+          ...COLUMNS.map((c) => k[c]),
+          ...a.locations.map(k.location),
+          ...a.terms.map(k.word),
+        ],
+        [a.id, a.expected, COLUMNS.length, a.locations.length, a.day, ...a.terms],
+      );
+      return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** Learns ad `id` (read at version `expected` with its locations and words) again; false when it is gone. */
+    async learnAd(a: {
+      id: string;
+      expected: string;
+      locations: readonly string[];
+      terms: readonly string[];
+    }): Promise<boolean | Refused> {
+      const reply = await learnAdScript(
+        redis,
+        [
+          k.learnPending,
+          k.meta(a.id),
+          k.ecpm,
+          k.profiles,
+          k.views,
+          k.events,
+          k.typeStats,
+          k.wordViews,
+          k.wordClicks,
+          k.wordActions,
+          ...a.locations.map(k.location),
+          ...a.terms.map(k.word),
+        ],
+        [a.id, a.expected, a.locations.length, ...a.terms],
+      );
+      return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** Ads due to be learned again, at most `count`. */
+    pendingAds(a: { count: number }): Promise<string[]> {
+      return redis.srandmember(k.learnPending, a.count);
+    },
+
+    /** Ads `ids` (null where none) as they are on UTC day `day`, in one pipeline. */
+    async readAds(a: { ids: readonly string[]; day: number }): Promise<(StoredAd | null)[]> {
+      const { ids } = a;
+      if (ids.length === 0) return [];
+      const pipeline = redis.pipeline();
+      for (const c of COLUMNS) pipeline.hmget(k[c], ...ids);
+      pipeline.hmget(k.daily(a.day), ...ids);
+      pipeline.zmscore(k.ecpm, ...ids);
+      for (const id of ids) pipeline.hmget(k.meta(id), 'locations', 'terms');
+      const replies = (await pipeline.exec())!.map(([err, reply]) => {
+        if (err) throw err;
+        return reply as (string | null)[];
+      });
+      const [profiles, budgets, dailyBudgets, views, clicks, actions, , spent, daily, ecpm] = replies;
+      const number = (xs: (string | null)[] | undefined, i: number) => Number(xs![i] ?? 0);
+      const optional = (xs: (string | null)[] | undefined, i: number) => (xs![i] == null ? null : Number(xs![i]));
+      return ids.map((_id, i) => {
+        const [locations, terms] = replies[COLUMNS.length + 2 + i]!;
+        const profile = profiles![i]?.split(' ');
+        if (!profile || locations == null) return null;
+        return {
+          type: profile[0] as AdType,
+          value: Number(profile[1]),
+          ecpm: number(ecpm, i),
+          locations: JSON.parse(locations) as string[],
+          terms: terms ? terms.split(' ') : [],
+          views: number(views, i),
+          clicks: number(clicks, i),
+          actions: number(actions, i),
+          spent: number(spent, i),
+          spentToday: number(daily, i),
+          budget: optional(budgets, i),
+          dailyBudget: optional(dailyBudgets, i),
+        };
+      });
+    },
+
+    /** Ad ids in order, the first `count` after `after` (from the start when null). */
+    async listAds(a: { count: number; after: string | null }): Promise<string[]> {
+      if (a.count === 0) return [];
+      return redis.zrangebylex(k.ids, a.after === null ? '-' : `(${a.after}`, '+', 'LIMIT', 0, a.count);
+    },
+
+    /**
+     * Picks, records and returns the ad for a page (null when none serves), on UTC day `day` and in the targetings
+     * of `minute`; WRONG_DAY when `day` is not Redis's.
+     */
+    async targetAd(a: {
+      day: number;
+      minute: number;
+      nonce: string;
+      viewer: string;
+      locations: readonly string[];
+      words: readonly string[];
+      cap: number;
+      explore: boolean;
+      seed: number;
+      task: string;
+    }): Promise<Targeting | null | Refused> {
+      const reply = await targetAdScript(
+        redis,
+        [
+          k.views,
+          k.spent,
+          k.budgets,
+          k.dailyBudgets,
+          k.daily(a.day),
+          k.typeStats,
+          k.seen(a.day, a.viewer),
+          k.targetings(a.minute),
+          k.vocabulary,
+          k.wordViews,
+          k.learnPending,
+          k.queueReady,
+          k.queueDelayed,
+          ...a.locations.map(k.location),
+          ...a.words.map(k.word),
+        ],
+        [a.day, a.nonce, a.cap, a.explore ? 1 : 0, a.seed, a.task, a.locations.length, ...a.words],
+      );
+      if (typeof reply === 'number') return refused(reply);
+      if (reply.length === 0) return null;
+      const [adId, ecpm, explored, ...matchedTerms] = reply as [string, string, number, ...string[]];
+      return { adId, ecpm: Number(ecpm), explored: explored === 1, matchedTerms };
+    },
+
+    /** Counts a click (or an action) of targeting `nonce` of `minute` on ad `id` once; WRONG_DAY as targetAd. */
+    async recordClick(a: {
+      minute: number;
+      nonce: string;
+      id: string;
+      action: boolean;
+      day: number;
+      task: string;
+    }): Promise<boolean | Refused> {
+      const reply = await recordClickScript(
+        redis,
+        [
+          k.targetings(a.minute),
+          k.profiles,
+          k.clicks,
+          k.actions,
+          k.events,
+          k.spent,
+          k.budgets,
+          k.dailyBudgets,
+          k.daily(a.day),
+          k.typeStats,
+          k.wordClicks,
+          k.wordActions,
+          k.learnPending,
+          k.queueReady,
+          k.queueDelayed,
+          k.meta(a.id),
+        ],
+        [a.nonce, a.id, a.action ? 1 : 0, a.day, a.task],
+      );
+      return reply === STATUS.WRONG_DAY ? refused(reply) : reply === 1;
+    },
+
+    /** Redis's clock, in ms since 1970 (the one every gateway shares). */
+    async nowMs(): Promise<number> {
+      const [seconds, micros] = await redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    },
+  };
 }

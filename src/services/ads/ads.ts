@@ -8,19 +8,15 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { badInput, notFound } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/ads/commands.js';
-import type { AdType } from '../../redis/ads/commands.js';
-import type { AdKeys } from '../../redis/ads/keys.js';
+import { AD_TYPES, type AdCommands, type AdType, type StoredAd } from '../../redis/ads/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import type { QueueService } from '../coordination/queues.js';
 import { wordsOf } from '../documents/text.js';
 import { whileChanged } from '../shared/changes.js';
-import { checkPage } from '../shared/paging.js';
+import { checkPage, type Page } from '../shared/paging.js';
 import { codePoints, userText } from '../shared/text.js';
 
-export type { AdType };
-export const AD_TYPES: readonly AdType[] = ['CPC', 'CPA', 'CPM'];
+export { AD_TYPES, type AdType };
 
 export interface AdInput {
   id: string;
@@ -33,7 +29,7 @@ export interface AdInput {
 }
 
 /** An ad as admins see it. */
-export interface Ad extends Omit<commands.StoredAd, 'spentToday'> {
+export interface Ad extends Omit<StoredAd, 'spentToday'> {
   id: string;
   /** Its total or daily budget is spent: it does not serve. */
   exhausted: boolean;
@@ -50,27 +46,58 @@ export interface AdTarget {
   explored: boolean;
 }
 
+/** Who sees a page: the signed-in user (null when none) and the client's address. */
+export interface AdViewer {
+  username: string | null;
+  address: string;
+}
+
+/** A page to target: the locations it is shown in, and its content (its words earn ads bonuses). */
+export interface AdPage {
+  locations: readonly string[];
+  content?: string | null;
+}
+
+/** A click (an action, with `action`) on ad `adId` of targeting `targetingId`. */
+export interface AdClick {
+  targetingId: string;
+  adId: string;
+  action: boolean;
+}
+
 export const LEARN_ADS = 'learn-ads';
 export const LOCATIONS_MAX = 32;
 export const LOCATION_MAX_CHARS = 64;
 export const AD_CONTENT_MAX_CHARS = 10_000;
-export const ADS_PAGE_MAX = 500;
+export const ADS_PAGE: Page = { default: 50, max: 500 };
+/** What recordClick counts when not told: a click, not an action. */
+export const CLICK_ACTION_DEFAULT = false;
 /** A page's first this many distinct words count toward word bonuses (a long page costs no more). */
 export const PAGE_WORDS_MAX = 100;
 /** Values and budgets are at most this (so that 1,000 times one stays a finite, exact-enough double). */
 export const AMOUNT_MAX = 1e12;
-const AD_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** An ad id: 1 to AD_ID_MAX_CHARS of these characters (a regular expression's class). */
+export const AD_ID_CHARS = 'A-Za-z0-9_.:-';
+export const AD_ID_MAX_CHARS = 64;
+const AD_ID = new RegExp(`^[${AD_ID_CHARS}]{1,${AD_ID_MAX_CHARS}}$`);
 const TARGETING_ID = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{16})$/;
 /** Pending ads one learning task takes at a time. */
 const LEARN_BATCH = 100;
 
-export function parseAdId(raw: string, argument = 'id'): string {
-  if (!AD_ID.test(raw)) throw badInput(argument, 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
-  return raw;
+/** The checks of raw input: each is given the input's `value` and the `argument` a refusal names. */
+interface Checked<T> {
+  argument: string;
+  value: T;
+}
+
+function checkAdId({ argument, value }: Checked<string>): string {
+  if (!AD_ID.test(value))
+    throw badInput(argument, `must be 1 to ${AD_ID_MAX_CHARS} of A-Z, a-z, 0-9, "_", ".", ":" or "-"`);
+  return value;
 }
 
 /** Who a frequency cap counts: a signed-in user, else the client's address (an IPv6 client by its /64). */
-export function viewerOf(username: string | null, address: string): string {
+function viewerOf({ username, address }: AdViewer): string {
   if (username) return `u:${username}`;
   if (!isIPv6(address) || address.startsWith('::ffff:')) return `a:${address.replace(/^::ffff:/, '')}`;
   const groups = address.split('::');
@@ -85,28 +112,43 @@ export function viewerOf(username: string | null, address: string): string {
 
 const dayOf = (ms: number) => Math.floor(ms / 86_400_000);
 
-export class AdService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: AdKeys,
-    private readonly queues: QueueService,
-    private readonly options: { exploration: boolean; frequencyCap: number },
-    private readonly log: Logger,
-  ) {}
+export interface AdOptions {
+  /** Thompson sampling (ADS_EXPLORATION). */
+  exploration: boolean;
+  /** Views of one ad one viewer gets a UTC day (ADS_FREQUENCY_CAP); 0: no cap. */
+  frequencyCap: number;
+}
 
-  /** Creates or replaces an ad (an admin's: the resolver checks); what it learned is kept. */
+export interface AdDeps {
+  commands: AdCommands;
+  queues: QueueService;
+  options: AdOptions;
+  log: Logger;
+}
+
+export class AdService {
+  private readonly commands: AdCommands;
+  private readonly queues: QueueService;
+  private readonly options: AdOptions;
+  private readonly log: Logger;
+
+  constructor(deps: AdDeps) {
+    ({ commands: this.commands, queues: this.queues, options: this.options, log: this.log } = deps);
+  }
+
+  /** Creates or replaces an ad (an admin's: the schema's scope checks); what it learned is kept. */
   async indexAd(input: AdInput): Promise<Ad> {
-    const id = parseAdId(input.id, 'input.id');
+    const id = checkAdId({ argument: 'input.id', value: input.id });
     if (!AD_TYPES.includes(input.type)) throw badInput('input.type', `must be one of ${AD_TYPES.join(', ')}`);
-    const value = amount('input.value', input.value)!;
-    const budget = amount('input.budget', input.budget);
-    const dailyBudget = amount('input.dailyBudget', input.dailyBudget);
-    const locations = checkLocations(input.locations, 'input.locations');
-    const terms = [...new Set(wordsOf(checkContent(input.content, 'input.content')))];
+    const value = checkAmount({ argument: 'input.value', value: input.value })!;
+    const budget = checkAmount({ argument: 'input.budget', value: input.budget });
+    const dailyBudget = checkAmount({ argument: 'input.dailyBudget', value: input.dailyBudget });
+    const locations = checkLocations({ argument: 'input.locations', value: input.locations });
+    const terms = [...new Set(wordsOf(checkContent({ argument: 'input.content', value: input.content })))];
     const task = this.learnTask();
     const result = await whileChanged(`ad "${id}"`, async () => {
-      const old = await commands.readAdState(this.redis, this.keys, id);
-      return commands.indexAd(this.redis, this.keys, {
+      const old = await this.commands.readAdState({ id });
+      return this.commands.indexAd({
         id,
         expected: old.version,
         type: input.type,
@@ -121,25 +163,32 @@ export class AdService {
       });
     });
     if (isRefused(result)) throw new Error(`unexpected indexAd status ${result.refused}`);
-    const [ad] = await this.ads([id]);
+    const [ad] = await this.ads({ ids: [id] });
     if (!ad) throw notFound(`ad "${id}"`); // deleted at once by another admin
     return ad;
   }
 
   /** Deletes an ad, what it learned and what it spent today; false when there was none. */
-  async deleteAd(rawId: string): Promise<boolean> {
-    const id = parseAdId(rawId);
+  async deleteAd(input: { id: string }): Promise<boolean> {
+    const id = checkAdId({ argument: 'id', value: input.id });
     return this.onToday(Date.now(), (day) =>
       whileChanged(`ad "${id}"`, async () => {
-        const old = await commands.readAdState(this.redis, this.keys, id);
-        return commands.deleteAd(this.redis, this.keys, { id, expected: old.version, day, ...old });
+        const old = await this.commands.readAdState({ id });
+        return this.commands.deleteAd({ id, expected: old.version, day, ...old });
       }),
     );
   }
 
-  /** Ads `ids` (null where none), one pipeline. */
-  async ads(ids: readonly string[]): Promise<(Ad | null)[]> {
-    const stored = await commands.readAds(this.redis, this.keys, ids, dayOf(Date.now()));
+  /** Ad `id`; null when there is none. */
+  async ad(input: { id: string }): Promise<Ad | null> {
+    const [ad] = await this.ads({ ids: [checkAdId({ argument: 'id', value: input.id })] });
+    return ad ?? null;
+  }
+
+  /** Ads `ids` (null where none; ids are ones the service gave), one pipeline. */
+  async ads(input: { ids: readonly string[] }): Promise<(Ad | null)[]> {
+    const { ids } = input;
+    const stored = await this.commands.readAds({ ids, day: dayOf(Date.now()) });
     return stored.map((s, i) => {
       if (!s) return null;
       const { spentToday, ...ad } = s;
@@ -149,26 +198,29 @@ export class AdService {
     });
   }
 
-  /** Ad ids in id order, the first `first` after `after`. */
-  async list(first: number, after: string | null): Promise<string[]> {
-    checkPage('first', first, ADS_PAGE_MAX);
-    return commands.listAds(this.redis, this.keys, first, after === null ? null : parseAdId(after, 'after'));
+  /** Ads in id order, the first `first` after `after` (one deleted meanwhile is left out). */
+  async list(input: { first: number; after?: string | null }): Promise<Ad[]> {
+    checkPage('first', input.first, ADS_PAGE.max);
+    const after = input.after == null ? null : checkAdId({ argument: 'after', value: input.after });
+    const ids = await this.commands.listAds({ count: input.first, after });
+    return (await this.ads({ ids })).filter((ad) => ad !== null);
   }
 
   /**
-   * Picks the ad for a page seen by `viewer` (viewerOf) in any of `locations`, with its `content`, and records the
-   * view; null when no ad serves there (none indexed, or all capped for the viewer or out of budget).
+   * Picks the ad for `page` seen by `viewer` and records the view; null when no ad serves there (none indexed, or
+   * all capped for the viewer or out of budget).
    */
-  async targetAd(viewer: string, rawLocations: readonly string[], content: string | null): Promise<AdTarget | null> {
-    const locations = checkLocations(rawLocations, 'locations');
-    const words = [...new Set(wordsOf(checkContent(content ?? '', 'content')))].slice(0, PAGE_WORDS_MAX);
+  async targetAd(viewer: AdViewer, page: AdPage): Promise<AdTarget | null> {
+    const locations = checkLocations({ argument: 'locations', value: page.locations });
+    const content = checkContent({ argument: 'content', value: page.content ?? '' });
+    const words = [...new Set(wordsOf(content))].slice(0, PAGE_WORDS_MAX);
     const now = Date.now();
     const minute = Math.floor(now / 60_000);
     const nonce = randomBytes(12).toString('base64url');
     const args = {
       minute,
       nonce,
-      viewer,
+      viewer: viewerOf(viewer),
       locations,
       words,
       cap: this.options.frequencyCap,
@@ -176,7 +228,7 @@ export class AdService {
       seed: randomInt(1, 2_147_483_647),
       task: this.learnTask(),
     };
-    const picked = await this.onToday(now, (day) => commands.targetAd(this.redis, this.keys, { ...args, day }));
+    const picked = await this.onToday(now, (day) => this.commands.targetAd({ ...args, day }));
     if (!picked) return null;
     const { adId, ecpm, explored, matchedTerms } = picked;
     return { targetingId: `${minute.toString(36)}.${nonce}`, adId, ecpm, explored, matchedTerms };
@@ -186,27 +238,27 @@ export class AdService {
    * Counts a click (an action, with `action`) of a targeting on the ad it showed, once: false for an unknown,
    * expired or repeated one, or one of another ad.
    */
-  async recordClick(targetingId: string, rawAdId: string, action: boolean): Promise<boolean> {
-    const match = TARGETING_ID.exec(targetingId);
-    if (!match || !AD_ID.test(rawAdId)) return false;
+  async recordClick(input: AdClick): Promise<boolean> {
+    const match = TARGETING_ID.exec(input.targetingId);
+    if (!match || !AD_ID.test(input.adId)) return false;
     const args = {
       minute: parseInt(match[1]!, 36),
       nonce: match[2]!,
-      id: rawAdId,
-      action,
+      id: input.adId,
+      action: input.action,
       task: this.learnTask(),
     };
-    return this.onToday(Date.now(), (day) => commands.recordClick(this.redis, this.keys, { ...args, day }));
+    return this.onToday(Date.now(), (day) => this.commands.recordClick({ ...args, day }));
   }
 
-  /** The worker's learning task: learns every pending ad again (the book's update_cpms). */
-  async learnPending(signal: AbortSignal): Promise<void> {
+  /** The worker's learning task: learns every pending ad again (the book's update_cpms), until `signal` aborts. */
+  async learnPending({ signal }: { signal: AbortSignal }): Promise<void> {
     for (let batch = await this.pending(); batch.length > 0 && !signal.aborted; batch = await this.pending()) {
       for (const id of batch) {
         if (signal.aborted) return;
         const result = await whileChanged(`ad "${id}"`, async () => {
-          const old = await commands.readAdState(this.redis, this.keys, id);
-          return commands.learnAd(this.redis, this.keys, { id, expected: old.version, ...old });
+          const old = await this.commands.readAdState({ id });
+          return this.commands.learnAd({ id, expected: old.version, ...old });
         });
         if (isRefused(result)) throw new Error(`unexpected learnAd status ${result.refused}`);
       }
@@ -214,7 +266,7 @@ export class AdService {
   }
 
   private pending(): Promise<string[]> {
-    return commands.pendingAds(this.redis, this.keys, LEARN_BATCH);
+    return this.commands.pendingAds({ count: LEARN_BATCH });
   }
 
   private learnTask(): string {
@@ -228,9 +280,9 @@ export class AdService {
   private async onToday<T>(now: number, run: (day: number) => Promise<T | Refused>): Promise<T> {
     let result = await run(dayOf(now));
     if (isRefused(result) && result.refused === STATUS.WRONG_DAY) {
-      const [seconds] = await this.redis.time();
-      this.log.debug({ now }, 'ads: this clock and Redis disagree on the day');
-      result = await run(dayOf(Number(seconds) * 1000));
+      const redisNow = await this.commands.nowMs();
+      this.log.debug({ now, redisNow }, 'ads: this clock and Redis disagree on the day');
+      result = await run(dayOf(redisNow));
     }
     if (isRefused(result)) throw new Error(`unexpected ads script status ${result.refused}`);
     return result;
@@ -238,21 +290,21 @@ export class AdService {
 }
 
 /** A positive amount up to AMOUNT_MAX (null when not given). */
-function amount(argument: string, value: number | null | undefined): number | null {
+function checkAmount({ argument, value }: Checked<number | null | undefined>): number | null {
   if (value === null || value === undefined) return null;
   if (!Number.isFinite(value) || value <= 0 || value > AMOUNT_MAX)
     throw badInput(argument, `must be a positive number of at most ${AMOUNT_MAX}`);
   return value;
 }
 
-function checkLocations(raw: readonly string[], argument: string): string[] {
-  if (raw.length === 0 || raw.length > LOCATIONS_MAX)
+function checkLocations({ argument, value }: Checked<readonly string[]>): string[] {
+  if (value.length === 0 || value.length > LOCATIONS_MAX)
     throw badInput(argument, `must be 1 to ${LOCATIONS_MAX} locations`);
-  return [...new Set(raw.map((l) => userText(l, argument, LOCATION_MAX_CHARS)))];
+  return [...new Set(value.map((l) => userText(l, argument, LOCATION_MAX_CHARS)))];
 }
 
-function checkContent(raw: string, argument: string): string {
-  const content = raw.toWellFormed();
+function checkContent({ argument, value }: Checked<string>): string {
+  const content = value.toWellFormed();
   if (content.length > AD_CONTENT_MAX_CHARS && codePoints(content) > AD_CONTENT_MAX_CHARS)
     throw badInput(argument, `must be at most ${AD_CONTENT_MAX_CHARS} characters`);
   return content;

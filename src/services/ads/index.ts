@@ -1,6 +1,7 @@
 /** The ads domain: ads indexed by admins, targeted for anyone's pages, learning from clicks in worker tasks. */
 import DataLoader from 'dataloader';
-import { ADS_QUEUE, adKeys } from '../../redis/ads/keys.js';
+import { adCommands } from '../../redis/ads/commands.js';
+import { ADS_QUEUE } from '../../redis/ads/keys.js';
 import type { QueueService } from '../coordination/queues.js';
 import type { Base, Domain } from '../shared/domain.js';
 import { AdService, LEARN_ADS, type Ad } from './ads.js';
@@ -14,15 +15,15 @@ export function createAds(
   { redis, space, config, log }: Base,
   { queues }: { queues: QueueService },
 ): Domain<{ ads: AdService }, AdLoaders> {
-  const ads = new AdService(redis, adKeys(space), queues, config.ads, log);
+  const ads = new AdService({ commands: adCommands(redis, space), queues, options: config.ads, log });
   return {
     services: { ads },
-    loaders: () => ({ ads: new DataLoader((ids) => ads.ads(ids)) }),
+    loaders: () => ({ ads: new DataLoader((ids) => ads.ads({ ids })) }),
     // one learning task at a time: each learns every pending ad
     handlers: [
-      { queue: ADS_QUEUE, name: LEARN_ADS, concurrency: 1, run: (_args, { signal }) => ads.learnPending(signal) },
+      { queue: ADS_QUEUE, name: LEARN_ADS, concurrency: 1, run: (_args, { signal }) => ads.learnPending({ signal }) },
     ],
     // and, every minute, ads left pending by a task that ran out of attempts
-    jobs: [{ name: LEARN_ADS, everyMs: 60_000, run: (signal) => ads.learnPending(signal) }],
+    jobs: [{ name: LEARN_ADS, everyMs: 60_000, run: (signal) => ads.learnPending({ signal }) }],
   };
 }
