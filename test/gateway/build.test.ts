@@ -26,7 +26,8 @@ describe('the compiled gateway', () => {
         .filter((f) => /\.(ts|lua)$/.test(f))
         .map((f) => statSync(path.join(src, f)).mtimeMs),
     );
-    expect(statSync(path.join(ROOT, 'dist', 'server.js')).mtimeMs).toBeGreaterThanOrEqual(newest);
+    const built = statSync(path.join(ROOT, 'dist', 'server.js')).mtimeMs;
+    expect(built, 'dist/ is older than src/: run npm run build (npm test does)').toBeGreaterThanOrEqual(newest);
   });
 
   it('serves GraphQL from dist/server.js, which `npm start` runs, and stops cleanly', async () => {
