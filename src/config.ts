@@ -219,7 +219,9 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable counts as unset (compose files and CI templates pass `REDIS_URL=`).
+  const env = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== ''));
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

@@ -4,7 +4,7 @@
  * accepting, close sockets with 1001, finish in-flight requests and tasks (unfinished tasks go back to their
  * queues), close Redis, stop the embedded Redis, exit 0.
  */
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
 import { LogForward, createLogger } from './logger.js';
 import { closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
@@ -36,10 +36,17 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   const redis = createRedisClient(endpoint, log);
   const app = buildApp({ config, redis, log, logForward });
 
-  await new Promise<void>((resolve, reject) => {
-    app.server.once('error', reject);
-    app.server.listen(config.port, config.host, resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      app.server.once('error', reject);
+      app.server.listen(config.port, config.host, resolve);
+    });
+  } catch (err) {
+    await app.close(0);
+    await closeRedisClient(redis);
+    await embedded?.stop();
+    throw listenError(err, config);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ url: `http://${config.host}:${port}/graphql`, redis: config.redis.kind }, 'gateway listening');
@@ -65,6 +72,20 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
     await embedded?.stop();
     done('stopped');
   };
+}
+
+/** What to do when the gateway cannot listen: one line naming the setting to change. */
+function listenError(err: unknown, { port, host }: { port: number; host: string }): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE')
+    return new ConfigError(
+      `port ${port} on ${host} is in use (another gateway?): stop it, or choose a free port with PORT=`,
+    );
+  if (code === 'EACCES')
+    return new ConfigError(`port ${port} needs privileges this user lacks: choose a port above 1023 with PORT=`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+    return new ConfigError(`HOST=${host} is not an address of this machine: set HOST= to one (0.0.0.0 for all)`);
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 runProcess('gateway', main);

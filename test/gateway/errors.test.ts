@@ -17,7 +17,7 @@ async function raw(body: string, headers: Record<string, string> = { 'content-ty
     text,
     json: (() => {
       try {
-        return JSON.parse(text) as { errors?: { message: string; extensions?: { code?: string } }[] };
+        return JSON.parse(text) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] };
       } catch {
         return undefined;
       }
@@ -109,11 +109,18 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     ['text/plain', { 'content-type': 'text/plain' }, '{ maintenance }'],
     ['XML', { 'content-type': 'application/xml' }, '<query>{ maintenance }</query>'],
     ['no content-type', {}, '{"query": "{ maintenance }"}'],
-  ])('answers a body of %s with 415 and a GraphQL error naming the content-type', async (_what, headers, body) => {
+    ['JSON sent as a form (curl -d)', { 'content-type': 'application/x-www-form-urlencoded' }, '{"query": "{ a }"}'],
+  ])('answers a body of %s with 415 and a GraphQL error saying what to send', async (_what, headers, body) => {
     const r = await raw(body, headers);
     expect(r.status).toBe(415);
     expect(r.json?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(r.json?.errors?.[0]?.message).toMatch(/^content-type:/);
+    expect(r.json?.errors?.[0]?.message).toMatch(/^content-type:.*send application\/json \(curl: -H 'content-type:/);
+  });
+
+  it('serves a query sent as a real form', async () => {
+    const r = await raw('query=%7B+maintenance+%7D', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(r.status).toBe(200);
+    expect(r.json?.data).toEqual({ maintenance: false });
   });
 
   it('answers a subscription POSTed with accept: application/json with 406 and an error body, signed in or not', async () => {
