@@ -124,7 +124,7 @@ describe('scheduled messages', () => {
     expect((await t.gql('mutation($c: ID!) { leaveChat(chatId: $c) }', { c: chatId }, ann.token)).data).toEqual({
       leaveChat: true,
     });
-    expect(await eventually(async () => (await t.app.services.scheduled.get(id))?.status === 'FAILED', 5000)).toBe(
+    expect(await eventually(async () => (await t.app.services.scheduled.get({ id }))?.status === 'FAILED', 5000)).toBe(
       true,
     );
     expect(await lastId(bob.token, chatId)).toBe(0);
@@ -134,7 +134,7 @@ describe('scheduled messages', () => {
       ann.token,
     );
     expect(notes.data!.notifications).toContainEqual({ kind: 'scheduleFailed', data: { chatId, scheduledId: id } });
-    expect((await t.app.services.scheduled.get(id))?.reason).toMatch(/not a member/);
+    expect((await t.app.services.scheduled.get({ id }))?.reason).toMatch(/not a member/);
   });
 
   it('is for members only, and each scheduled message for its sender only', async () => {
@@ -192,13 +192,16 @@ describe('scheduled messages', () => {
     const bob = await t.signUp();
     const chatId = await createChat(t, ann.token, [bob.username]);
     const later = new Date(Date.now() + 3600_000);
-    for (let i = 0; i < 100; i++) await t.app.services.scheduled.scheduleMessage(ann.username, chatId, `m${i}`, later);
+    for (let i = 0; i < 100; i++)
+      await t.app.services.scheduled.scheduleMessage(ann.username, { chatId, text: `m${i}`, sendAt: later });
     const r = await schedule(ann.token, chatId, 'one too many', later);
     expect(r.errors?.[0]?.extensions?.code).toBe('BUSY');
     const list = await t.gql<{ scheduledMessages: Scheduled[] }>(LIST, { c: chatId }, ann.token);
     expect(list.data!.scheduledMessages).toHaveLength(100);
     await Promise.all(
-      list.data!.scheduledMessages.map((m) => t.app.services.scheduled.cancelScheduledMessage(ann.username, m.id)),
+      list.data!.scheduledMessages.map((m) =>
+        t.app.services.scheduled.cancelScheduledMessage(ann.username, { id: m.id }),
+      ),
     );
   });
 
@@ -228,7 +231,7 @@ describe('scheduled messages and worker processes', () => {
     for (const [k, sender] of senders.entries()) {
       const batch = await Promise.all(
         range(0, 99).map((n) =>
-          g.app.services.scheduled.scheduleMessage(sender.username, chatId, `m${k * 100 + n}`, now),
+          g.app.services.scheduled.scheduleMessage(sender.username, { chatId, text: `m${k * 100 + n}`, sendAt: now }),
         ),
       );
       ids.push(...batch.map((m) => m.id));
@@ -254,7 +257,7 @@ describe('scheduled messages and worker processes', () => {
       const texts = await allTexts(g, chatId, bob.username);
       expect(texts).toHaveLength(1000);
       expect(new Set(texts).size).toBe(1000);
-      const statuses = await Promise.all(ids.map((id) => g.app.services.scheduled.get(id).then((m) => m?.status)));
+      const statuses = await Promise.all(ids.map((id) => g.app.services.scheduled.get({ id }).then((m) => m?.status)));
       expect(statuses.filter((s) => s === 'SENT')).toHaveLength(1000);
       const q = keysOf(g.config.keyPrefix).queue('scheduled');
       expect(await g.redis.llen(q.ready)).toBe(0);
@@ -274,7 +277,7 @@ describe('scheduled messages and worker processes', () => {
 });
 
 async function lastIdOf(g: TestApp, chatId: string, viewer: string): Promise<number> {
-  const [state] = await g.app.services.chats.states([chatId], viewer);
+  const [state] = await g.app.services.chats.states(viewer, { chatIds: [chatId] });
   return state?.lastMessageId ?? 0;
 }
 
@@ -282,7 +285,7 @@ async function allTexts(g: TestApp, chatId: string, viewer: string): Promise<str
   const texts: string[] = [];
   let after = 0;
   for (;;) {
-    const page = await g.app.services.chats.read(chatId, viewer, after, 500);
+    const page = await g.app.services.chats.read(viewer, { chatId, after, first: 500 });
     texts.push(...page.messages.map((m) => m.text));
     if (page.messages.length === 0) return texts;
     after = page.messages[page.messages.length - 1]!.id;

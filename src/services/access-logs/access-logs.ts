@@ -103,7 +103,7 @@ export class AccessLogService {
       for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>)
         await this.redis.append(u.data, Buffer.from(chunk));
       await this.redis.hset(u.record, 'status', 'PROCESSING');
-      await this.chats.sendMessage(chatId, `${SYSTEM_PREFIX}1`, JSON.stringify({ upload: id }));
+      await this.chats.sendMessage(`${SYSTEM_PREFIX}1`, { chatId, text: JSON.stringify({ upload: id }) });
     } catch (err) {
       await commands
         .releaseUpload(this.redis, this.keys, { id, status: 'FAILED', keptMs: RECORD_KEPT_MS })
@@ -128,13 +128,13 @@ export class AccessLogService {
     if (!chatId) return;
     const me = `${SYSTEM_PREFIX}${share}`;
     for (;;) {
-      const { messages } = await this.chats.read(chatId, me, null, 10);
+      const { messages } = await this.chats.read(me, { chatId, after: null, first: 10 });
       if (messages.length === 0) return;
       for (const message of messages) {
         if (signal?.aborted) return;
         const { upload } = JSON.parse(message.text) as { upload: string };
         await this.processShare(upload, share);
-        await this.chats.markRead(chatId, me, message.id);
+        await this.chats.markRead(me, { chatId, upTo: message.id });
       }
     }
   }
@@ -184,16 +184,12 @@ export class AccessLogService {
     });
     if (outcome.status !== 'last') return;
     await commands.releaseUpload(this.redis, this.keys, { id, status: 'DONE', keptMs: RECORD_KEPT_MS });
-    await this.notifications.notify(
-      uploader,
-      'logProcessed',
-      `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`,
-      {
-        upload: id,
-        lines: outcome.lines,
-        errors: outcome.errors,
-      },
-    );
+    await this.notifications.notify({
+      user: uploader,
+      kind: 'logProcessed',
+      text: `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`,
+      data: { upload: id, lines: outcome.lines, errors: outcome.errors },
+    });
     this.log.info({ upload: id, lines: outcome.lines, errors: outcome.errors }, 'access log processed');
   }
 
@@ -223,8 +219,8 @@ export class AccessLogService {
     if (existing) return existing;
     const names = Array.from({ length: this.options.processors }, (_, i) => `${SYSTEM_PREFIX}${i + 1}`);
     await Promise.all(names.map((n) => this.users.createSystemUser({ username: n })));
-    const id = await this.chats.createChat(names[0]!, names.slice(1), null, false);
-    if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leaveChat(id, names[0]!); // another process won
+    const id = await this.chats.createChat(names[0]!, { members: names.slice(1) });
+    if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leaveChat(names[0]!, { chatId: id }); // another process won
     return (await this.redis.get(this.k.chat))!;
   }
 }
