@@ -160,7 +160,7 @@ class Seeder {
     const ids: string[] = [];
     await pool(blank.chats, 20, async (chat, c) => {
       const [creator, ...others] = chat.members.map((u) => users[u]!.name);
-      ids[c] = await this.services.chats.createChat(creator!, others, 'hello', false);
+      ids[c] = await this.services.chats.createChat(creator!, { members: others, message: 'hello' });
     });
     return layoutOf(subscribers, connections, users, ids);
   }

@@ -1,7 +1,13 @@
 import * as resolvers from '../resolvers/access-logs.js';
-import { GEO_LEVELS, type LogUpload } from '../services/access-logs/access-logs.js';
+import {
+  GEO_LEVEL_DEFAULT,
+  GEO_LEVELS,
+  VISITS_PAGE,
+  type GeoLevel,
+  type LogUpload,
+} from '../services/access-logs/access-logs.js';
 import { builder } from './builder.js';
-import { VISITS_PAGE_MAX } from '../services/access-logs/access-logs.js';
+import { firstArg } from './args.js';
 
 const LogUploadType = builder.objectRef<LogUpload>('LogUpload').implement({
   description:
@@ -14,7 +20,17 @@ const LogUploadType = builder.objectRef<LogUpload>('LogUpload').implement({
   }),
 });
 
-const GeoLevelType = builder.enumType('GeoLevel', { values: GEO_LEVELS });
+const GEO_LEVEL_DESCRIPTIONS = {
+  COUNTRY: 'By country code ("unknown" without city data).',
+  REGION: 'By "country/region", where the region is known.',
+  CITY: 'By "country/region/city", where the city is known.',
+} satisfies Record<GeoLevel, string>;
+
+const GeoLevelType = builder.enumType('GeoLevel', {
+  values: Object.fromEntries(
+    GEO_LEVELS.map((level) => [level, { description: GEO_LEVEL_DESCRIPTIONS[level] }]),
+  ) as Record<GeoLevel, { description: string }>,
+});
 
 const VisitCountType = builder.objectRef<{ place: string; count: number }>('VisitCount').implement({
   description:
@@ -23,20 +39,20 @@ const VisitCountType = builder.objectRef<{ place: string; count: number }>('Visi
 });
 
 builder.queryFields((t) => ({
-  dailyVisits: t.field({
+  dailyVisits: t.withAuth({ signedIn: true }).field({
     type: [VisitCountType],
-    description: `Visits on \`day\` (YYYY-MM-DD) from the uploaded access logs, most first; \`first\` at most ${VISITS_PAGE_MAX}.`,
+    description: 'Visits on `day` (YYYY-MM-DD) from the uploaded access logs, most first.',
     args: {
       day: t.arg.string({ required: true }),
-      level: t.arg({ type: GeoLevelType, defaultValue: 'COUNTRY' }),
-      first: t.arg.int({ defaultValue: 50 }),
+      level: t.arg({ type: GeoLevelType, required: true, defaultValue: GEO_LEVEL_DEFAULT }),
+      first: firstArg(t.arg, VISITS_PAGE),
     },
     resolve: resolvers.dailyVisits,
   }),
 }));
 
 builder.mutationFields((t) => ({
-  uploadAccessLog: t.field({
+  uploadAccessLog: t.withAuth({ admin: true }).field({
     type: LogUploadType,
     description:
       'Admin: an access log, plain or gzip, lines "<ip> <YYYY-MM-DD> <time> <event>"; at most UPLOAD_MAX_BYTES (BUSY while waiting uploads hold LOGS_HELD_MAX_BYTES).',

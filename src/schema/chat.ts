@@ -1,13 +1,17 @@
 import * as resolvers from '../resolvers/chat.js';
 import type { Message } from '../services/chat/chats.js';
-import type { Notification } from '../services/chat/notifications.js';
-import type { ScheduledMessage } from '../services/chat/scheduled.js';
+import type { Notification, NotificationKind } from '../services/chat/notifications.js';
+import type { ScheduledMessage, ScheduledStatus } from '../services/chat/scheduled.js';
 import { builder } from './builder.js';
 import { UserType } from './users.js';
-import { CONTACTS_MAX } from '../services/chat/contacts.js';
-import { MEMBERS_PAGE_MAX, MESSAGES_PAGE_MAX } from '../services/chat/chats.js';
-import { NOTIFICATIONS_PAGE_MAX } from '../services/chat/notifications.js';
-import { AHEAD_MAX_MS, DONE_KEPT, PENDING_MAX, RETENTION_MS } from '../services/chat/scheduled.js';
+import { CONTACTS_PAGE, CONTACTS_PREFIX_DEFAULT } from '../services/chat/contacts.js';
+import { IS_PUBLIC_DEFAULT, MEMBERS_PAGE, MESSAGES_AFTER_DEFAULT, MESSAGES_PAGE } from '../services/chat/chats.js';
+import { MARK_READ_DEFAULT } from '../services/chat/feeds.js';
+import { NOTIFICATION_KINDS, NOTIFICATIONS_PAGE } from '../services/chat/notifications.js';
+import { AHEAD_MAX_MS, DONE_KEPT, PENDING_MAX, RETENTION_MS, SCHEDULED_STATUSES } from '../services/chat/scheduled.js';
+import { firstArg } from './args.js';
+
+const DAY_MS = 86_400_000;
 
 const state =
   <K extends keyof Awaited<ReturnType<typeof resolvers.chatState>>>(key: K) =>
@@ -21,8 +25,8 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
     isPublic: t.boolean({ description: 'Whether anyone may join with joinChat.', resolve: state('isPublic') }),
     members: t.field({
       type: [UserType],
-      description: `Members, sorted by name; \`prefix\` autocompletes case-insensitively; \`first\` at most ${MEMBERS_PAGE_MAX}.`,
-      args: { prefix: t.arg.string(), first: t.arg.int({ defaultValue: 50 }) },
+      description: 'Members, sorted by name; `prefix` autocompletes case-insensitively.',
+      args: { prefix: t.arg.string(), first: firstArg(t.arg, MEMBERS_PAGE) },
       resolve: resolvers.members,
     }),
     memberCount: t.int({ resolve: state('memberCount') }),
@@ -47,10 +51,13 @@ const ChatType = builder.objectRef<resolvers.ChatRef>('Chat').implement({
       description: 'When the last message was sent (or the chat created).',
       resolve: state('lastActivityAt'),
     }),
-    messages: t.field({
+    messages: t.withAuth({ signedIn: true }).field({
       type: [MessageType],
-      description: `Retained messages with an id above \`after\`, ascending; \`first\` at most ${MESSAGES_PAGE_MAX}.`,
-      args: { after: t.arg.int({ defaultValue: 0 }), first: t.arg.int({ defaultValue: 50 }) },
+      description: 'Retained messages with an id above `after`, ascending.',
+      args: {
+        after: t.arg.int({ required: true, defaultValue: MESSAGES_AFTER_DEFAULT }),
+        first: firstArg(t.arg, MESSAGES_PAGE),
+      },
       resolve: resolvers.messages,
     }),
   }),
@@ -67,45 +74,58 @@ export const MessageType = builder.objectRef<Message>('Message').implement({
   }),
 });
 
+/** What each kind of notification tells, and its `data`. */
+const NOTIFICATION_KIND_DESCRIPTIONS = {
+  added: 'a member added the viewer to a chat; data { chatId, by }',
+  removed: "the chat's creator removed the viewer; data { chatId, by }",
+  gap: 'unread messages of a chat were dropped by the backlog limit; data { chatId, from, to }',
+  scheduleFailed: 'a message the viewer scheduled was not sent; data { chatId, scheduledId }',
+  logProcessed: 'an access log the viewer uploaded was processed; data { upload, lines, errors }',
+} satisfies Record<NotificationKind, string>;
+
 const NotificationType = builder.objectRef<Notification>('Notification').implement({
-  description:
-    "An entry of the viewer's mailbox: kind `added`, `removed` (chat membership) or `gap` (unread messages dropped).",
+  description: "An entry of the viewer's mailbox.",
   fields: (t) => ({
     id: t.exposeInt('id'),
-    kind: t.exposeString('kind'),
+    kind: t.exposeString('kind', {
+      description: `What it tells: ${NOTIFICATION_KINDS.map((k) => `\`${k}\` (${NOTIFICATION_KIND_DESCRIPTIONS[k]})`).join(', ')}.`,
+    }),
     text: t.exposeString('text'),
     data: t.expose('data', {
       type: 'JSON',
       nullable: true,
-      description: 'Details, such as { chatId, from, to } for a gap.',
+      description: 'Details, by kind (see `kind`).',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
 
 builder.queryFields((t) => ({
-  chats: t.field({
+  chats: t.withAuth({ signedIn: true }).field({
     type: [ChatType],
     description: "The viewer's chats, most recent activity first.",
     resolve: resolvers.chats,
   }),
-  chat: t.field({
+  chat: t.withAuth({ signedIn: true }).field({
     type: ChatType,
     nullable: true,
     description: 'A chat by id: null when none has it, FORBIDDEN when the viewer is not a member.',
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.chat,
   }),
-  contacts: t.field({
+  contacts: t.withAuth({ signedIn: true }).field({
     type: ['String'],
-    description: `The viewer's recent contacts, newest first, filtered by \`prefix\` (case-insensitive); \`first\` at most ${CONTACTS_MAX}.`,
-    args: { prefix: t.arg.string({ defaultValue: '' }), first: t.arg.int({ defaultValue: 10 }) },
+    description: "The viewer's recent contacts, newest first, filtered by `prefix` (case-insensitive).",
+    args: {
+      prefix: t.arg.string({ required: true, defaultValue: CONTACTS_PREFIX_DEFAULT }),
+      first: firstArg(t.arg, CONTACTS_PAGE),
+    },
     resolve: resolvers.contacts,
   }),
-  notifications: t.field({
+  notifications: t.withAuth({ signedIn: true }).field({
     type: [NotificationType],
-    description: `The viewer's unacknowledged notifications, oldest first; \`first\` at most ${NOTIFICATIONS_PAGE_MAX}.`,
-    args: { first: t.arg.int({ defaultValue: 50 }) },
+    description: "The viewer's unacknowledged notifications, oldest first.",
+    args: { first: firstArg(t.arg, NOTIFICATIONS_PAGE) },
     resolve: resolvers.notifications,
   }),
 }));
@@ -113,60 +133,60 @@ builder.queryFields((t) => ({
 const chatId = (t: Parameters<Parameters<typeof builder.mutationFields>[0]>[0]) => t.arg.id({ required: true });
 
 builder.mutationFields((t) => ({
-  createChat: t.field({
+  createChat: t.withAuth({ signedIn: true }).field({
     type: ChatType,
     description: 'Creates a chat of the viewer and `members` (existing usernames), with an optional first message.',
     args: {
       members: t.arg.stringList({ required: true }),
       message: t.arg.string(),
-      isPublic: t.arg.boolean({ defaultValue: false }),
+      isPublic: t.arg.boolean({ required: true, defaultValue: IS_PUBLIC_DEFAULT }),
     },
     resolve: resolvers.createChat,
   }),
-  addChatMember: t.field({
+  addChatMember: t.withAuth({ signedIn: true }).field({
     type: ChatType,
     description: "A member adds a user, who starts at the chat's last message.",
     args: { chatId: chatId(t), username: t.arg.string({ required: true }) },
     resolve: resolvers.addChatMember,
   }),
-  removeChatMember: t.field({
+  removeChatMember: t.withAuth({ signedIn: true }).field({
     type: 'Boolean',
     description: "The chat's creator removes a member (not themself: leaveChat), whose subscriptions to it stop.",
     args: { chatId: chatId(t), username: t.arg.string({ required: true }) },
     resolve: resolvers.removeChatMember,
   }),
-  joinChat: t.field({
+  joinChat: t.withAuth({ signedIn: true }).field({
     type: ChatType,
     description: 'Joins a public chat at its last message.',
     args: { chatId: chatId(t) },
     resolve: resolvers.joinChat,
   }),
-  leaveChat: t.field({
+  leaveChat: t.withAuth({ signedIn: true }).field({
     type: 'Boolean',
     description: 'Leaves a chat; the last member leaving deletes it.',
     args: { chatId: chatId(t) },
     resolve: resolvers.leaveChat,
   }),
-  sendMessage: t.field({
+  sendMessage: t.withAuth({ signedIn: true }).field({
     type: MessageType,
     description:
       "Sends a message (1 to MAX_MESSAGE_LENGTH characters, not only spaces). It does not move the sender's read position.",
     args: { chatId: chatId(t), text: t.arg.string({ required: true }) },
     resolve: resolvers.sendMessage,
   }),
-  markRead: t.field({
+  markRead: t.withAuth({ signedIn: true }).field({
     type: ChatType,
     description: 'Moves the read position up to `upTo` (clamped to the last id); never backwards.',
     args: { chatId: chatId(t), upTo: t.arg.int({ required: true }) },
     resolve: resolvers.markRead,
   }),
-  removeContact: t.field({
+  removeContact: t.withAuth({ signedIn: true }).field({
     type: 'Boolean',
     description: "Removes a name from the viewer's recent contacts; false when it was not there.",
     args: { username: t.arg.string({ required: true }) },
     resolve: resolvers.removeContact,
   }),
-  ackNotifications: t.field({
+  ackNotifications: t.withAuth({ signedIn: true }).field({
     type: 'Int',
     description: 'Acknowledges (deletes) notifications up to `upTo`; returns how many remain.',
     args: { upTo: t.arg.int({ required: true }) },
@@ -175,18 +195,18 @@ builder.mutationFields((t) => ({
 }));
 
 builder.subscriptionFields((t) => ({
-  messageAdded: t.field({
+  messageAdded: t.withAuth({ signedIn: true }).field({
     type: MessageType,
     description:
       "Messages of one chat, or of all the viewer's chats, from the read position on, then as they are sent: per chat in id order, " +
       'never twice in one subscription. With `markRead`, each delivered batch is marked read once the client has received it ' +
       '(over WebSocket, confirmed by a ping answered with a pong; over SSE, once written). A subscription of one chat ends with ' +
       'FORBIDDEN when the viewer leaves or is removed.',
-    args: { chatId: t.arg.id(), markRead: t.arg.boolean({ defaultValue: false }) },
+    args: { chatId: t.arg.id(), markRead: t.arg.boolean({ required: true, defaultValue: MARK_READ_DEFAULT }) },
     subscribe: resolvers.subscribeMessages,
     resolve: resolvers.feedItem,
   }),
-  notificationAdded: t.field({
+  notificationAdded: t.withAuth({ signedIn: true }).field({
     type: NotificationType,
     description: 'Unacknowledged notifications, oldest first, then new ones as they arrive.',
     subscribe: resolvers.subscribeNotifications,
@@ -196,8 +216,17 @@ builder.subscriptionFields((t) => ({
 
 // --- Scheduled messages ----------------------------------------------------------------------------------------
 
+const SCHEDULED_STATUS_DESCRIPTIONS = {
+  PENDING: 'Waiting for `sendAt`, or being sent.',
+  SENT: 'Sent: `message` is the message it was sent as.',
+  CANCELLED: 'Cancelled by its sender before it was sent.',
+  FAILED: 'Not sent (the sender left the chat, or the chat is gone): `failure` says why.',
+} satisfies Record<ScheduledStatus, string>;
+
 const ScheduledStatusType = builder.enumType('ScheduledStatus', {
-  values: ['PENDING', 'SENT', 'CANCELLED', 'FAILED'] as const,
+  values: Object.fromEntries(
+    SCHEDULED_STATUSES.map((status) => [status, { description: SCHEDULED_STATUS_DESCRIPTIONS[status] }]),
+  ) as Record<ScheduledStatus, { description: string }>,
 });
 
 const ScheduledMessageType = builder.objectRef<ScheduledMessage>('ScheduledMessage').implement({
@@ -208,7 +237,7 @@ const ScheduledMessageType = builder.objectRef<ScheduledMessage>('ScheduledMessa
     text: t.exposeString('text'),
     sendAt: t.expose('sendAt', { type: 'DateTime' }),
     status: t.expose('status', { type: ScheduledStatusType }),
-    message: t.field({
+    message: t.withAuth({ signedIn: true }).field({
       type: MessageType,
       nullable: true,
       description: 'Once SENT: the message, while the viewer is a member and it is retained.',
@@ -219,18 +248,18 @@ const ScheduledMessageType = builder.objectRef<ScheduledMessage>('ScheduledMessa
 });
 
 builder.queryFields((t) => ({
-  scheduledMessages: t.field({
+  scheduledMessages: t.withAuth({ signedIn: true }).field({
     type: [ScheduledMessageType],
-    description: `The viewer's own scheduled messages in a chat: pending ones and the ${DONE_KEPT} most recently finished (kept ${RETENTION_MS / 86_400_000} days), by sendAt.`,
+    description: `The viewer's own scheduled messages in a chat: pending ones and the ${DONE_KEPT} most recently finished (kept ${RETENTION_MS / DAY_MS} days), by sendAt.`,
     args: { chatId: t.arg.id({ required: true }) },
     resolve: resolvers.scheduledMessages,
   }),
 }));
 
 builder.mutationFields((t) => ({
-  scheduleMessage: t.field({
+  scheduleMessage: t.withAuth({ signedIn: true }).field({
     type: ScheduledMessageType,
-    description: `A member schedules a message (as sendMessage) for \`sendAt\`: in the past means now, at most ${AHEAD_MAX_MS / 86_400_000} days ahead; at most ${PENDING_MAX} pending per chat.`,
+    description: `A member schedules a message (as sendMessage) for \`sendAt\`: in the past means now, at most ${AHEAD_MAX_MS / DAY_MS} days ahead; at most ${PENDING_MAX} pending per chat.`,
     args: {
       chatId: t.arg.id({ required: true }),
       text: t.arg.string({ required: true }),
@@ -238,7 +267,7 @@ builder.mutationFields((t) => ({
     },
     resolve: resolvers.scheduleMessage,
   }),
-  cancelScheduledMessage: t.field({
+  cancelScheduledMessage: t.withAuth({ signedIn: true }).field({
     type: 'Boolean',
     description:
       "Cancels one of the viewer's scheduled messages; false once it is being sent or was sent (or failed, or was cancelled).",

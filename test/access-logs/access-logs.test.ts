@@ -180,8 +180,8 @@ describe('access-log analytics', () => {
     const id = r.data!.uploadAccessLog.id;
     const processShare = (share: number) =>
       (
-        idle.app.services.accessLogs as unknown as { processShare(id: string, share: number): Promise<void> }
-      ).processShare(id, share);
+        idle.app.services.accessLogs as unknown as { processShare(a: { id: string; share: number }): Promise<void> }
+      ).processShare({ id, share });
     await processShare(1);
     await processShare(1); // the repeat
     const k = keysOf(idle.config.keyPrefix).accessLogs();

@@ -47,7 +47,7 @@ describe('batching', () => {
   it('answers chats { unreadCount members } for 50 chats in a handful of round trips per node', async () => {
     const [me, other] = await Promise.all([t.signUp(), t.signUp()]);
     for (let i = 0; i < 50; i++)
-      await t.app.services.chats.createChat(me.username, [other.username], `hello ${i}`, false);
+      await t.app.services.chats.createChat(me.username, { members: [other.username], message: `hello ${i}` });
     const query = '{ chats { id unreadCount lastMessageId readUpTo memberCount members { username } } }';
     await t.gql(query, {}, me.token); // warm: scripts loaded, cluster slots known
 

@@ -4,23 +4,26 @@
  * show that the result repeats work and never loses it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import * as commands from '../../src/redis/chat/commands.js';
+import { chatCommands, type ChatCommands } from '../../src/redis/chat/commands.js';
+import { keyspace } from '../../src/redis/keys.js';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record, send, sendMany } from '../support/chats.js';
 
 let t: TestApp;
 let keys: ReturnType<typeof keysOf>;
+let commands: ChatCommands;
 beforeAll(async () => {
   t = await startTestApp({ CHAT_HISTORY: '5', CHAT_BACKLOG: '20' });
   keys = keysOf(t.config.keyPrefix);
+  commands = chatCommands(t.redis, keyspace(t.config.keyPrefix));
 });
 
 describe('a crash between the steps of', () => {
   it('a join (index written, chat not yet): the chat stays invisible and forbidden, and the join can be done again', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [], 'before', true);
-    await commands.indexChat(t.redis, keys, { user: bob.username, op: 'add', chatId }); // step 1 only
+    await commands.indexChat({ user: bob.username, op: 'add', chatId }); // step 1 only
 
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, {});
     expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
@@ -36,7 +39,7 @@ describe('a crash between the steps of', () => {
   it('a leave (chat written, index not yet): the chat is gone from chats and from subscriptions', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
-    await commands.leaveChat(t.redis, keys, { chatId, member: bob.username, history: 5, by: '' }); // step 1 only
+    await commands.leaveChat({ chatId, member: bob.username, history: 5, by: '' }); // step 1 only
     expect(await t.redis.zscore(keys.user(bob.username).chats, chatId)).not.toBeNull(); // the stale index entry
 
     expect((await t.gql<{ chats: unknown[] }>('{ chats { id } }', {}, bob.token)).data?.chats).toEqual([]);
@@ -55,17 +58,17 @@ describe('a crash between the steps of', () => {
   it('a leave whose index step runs after a concurrent add re-made the user a member: the entry stays', async () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
-    await commands.leaveChat(t.redis, keys, { chatId, member: bob.username, history: 5, by: '' }); // bob's leave, step 1
+    await commands.leaveChat({ chatId, member: bob.username, history: 5, by: '' }); // bob's leave, step 1
     await t.gql(
       'mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }',
       { c: chatId, u: bob.username },
       ann.token,
     );
     // bob's leave, step 2 (the index), running late:
-    await (t.app.services.chats as unknown as { unindex(user: string, chatId: string): Promise<void> }).unindex(
-      bob.username,
+    await (t.app.services.chats as unknown as { unindex(a: { user: string; chatId: string }): Promise<void> }).unindex({
+      user: bob.username,
       chatId,
-    );
+    });
     const chats = await t.gql<{ chats: { id: string }[] }>('{ chats { id } }', {}, bob.token);
     expect(chats.data?.chats.map((x) => x.id)).toEqual([chatId]);
   });
@@ -77,7 +80,7 @@ describe('a crash between the steps of', () => {
     await t.gql('mutation($c: ID!) { markRead(chatId: $c, upTo: 20) { id } }', { c: chatId }, ann.token);
     const c = keys.chat(chatId);
     // The 21st message drops bob's oldest; this sender claims the gap with a 1 ms lease and never delivers it.
-    await commands.sendMessage(t.redis, keys, {
+    await commands.sendMessage({
       chatId,
       sender: ann.username,
       text: 'crashing',

@@ -49,12 +49,9 @@ describe('three gateway processes on one Redis', () => {
     const chats: { id: string; members: { username: string; token: string }[] }[] = [];
     for (let c = 0; c < CHATS; c++) {
       const members = await Promise.all(Array.from({ length: PER_CHAT }, seedUser));
-      const id = await services.chats.createChat(
-        members[0]!.username,
-        members.slice(1).map((m) => m.username),
-        null,
-        false,
-      );
+      const id = await services.chats.createChat(members[0]!.username, {
+        members: members.slice(1).map((m) => m.username),
+      });
       chats.push({ id, members });
     }
 
@@ -118,7 +115,10 @@ describe('three gateway processes on one Redis', () => {
       await Promise.all(
         chats.map(
           async (chat) =>
-            [chat.id, (await services.chats.states([chat.id], chat.members[0]!.username))[0]!.lastMessageId] as const,
+            [
+              chat.id,
+              (await services.chats.states(chat.members[0]!.username, { chatIds: [chat.id] }))[0]!.lastMessageId,
+            ] as const,
         ),
       ),
     );

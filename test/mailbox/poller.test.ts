@@ -3,7 +3,8 @@
  * Each test disables one of them, so delivery proves the other works on its own.
  */
 import { describe, expect, it } from 'vitest';
-import * as commands from '../../src/redis/chat/commands.js';
+import { chatCommands } from '../../src/redis/chat/commands.js';
+import { keyspace, type Keyspace } from '../../src/redis/keys.js';
 import { keysOf } from '../support/keys.js';
 import { startTestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
@@ -28,9 +29,13 @@ describe('mailbox poller', () => {
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
     await live.until((items) => items.length === 1);
     // The send script with the chat's doorbell pointed at a channel nobody listens to.
-    const keys = keysOf(t.config.keyPrefix);
-    const silenced = { ...keys, chat: (id: string) => ({ ...keys.chat(id), bell: `${keys.chat(id).bell}:nobody` }) };
-    await commands.sendMessage(t.redis, silenced, {
+    const space = keyspace(t.config.keyPrefix);
+    const bell = keysOf(t.config.keyPrefix).chat(chatId).bell;
+    const silenced: Keyspace = {
+      ...space,
+      key: (...parts) => (space.key(...parts) === bell ? `${bell}:nobody` : space.key(...parts)),
+    };
+    await chatCommands(t.redis, silenced).sendMessage({
       chatId,
       sender: ann.username,
       text: 'silent',

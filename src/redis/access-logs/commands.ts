@@ -1,67 +1,114 @@
-/** The access-logs domain's scripts, with named arguments. */
+/**
+ * The access-logs domain's door to Redis: uploads held within a bound, the processors' shares, the daily visits
+ * they count, and the id of the chat that announces uploads. The services of src/services/access-logs/ reach Redis
+ * only through the object accessLogCommands() returns.
+ */
 import type { RedisClient } from '../clients.js';
+import type { Keyspace } from '../keys.js';
+import { pairs } from '../replies.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
-import type { AccessLogKeys } from './keys.js';
+import { accessLogKeys } from './keys.js';
 
 const uploadAccessLogScript = script<0 | 1>('uploadAccessLog');
 const releaseUploadScript = script<0 | 1>('releaseUpload');
 const finishShareScript = script<number[]>('finishShare');
 
-/** Records upload `id` and reserves its bytes under `heldMax`; false when it would pass the bound (nothing written). */
-export async function uploadAccessLog(
-  redis: RedisClient,
-  k: AccessLogKeys,
-  a: {
-    id: string;
-    bytes: number;
-    heldMax: number;
-    filename: string;
-    uploader: string;
-    processors: number;
-    now: number;
-  },
-): Promise<boolean> {
-  const logs = k.accessLogs();
-  const reply = await uploadAccessLogScript(
-    redis,
-    [logs.held, logs.upload(a.id).record],
-    [a.bytes, a.heldMax, a.filename, a.uploader, a.processors, a.now],
-  );
-  return reply === 1;
-}
-
-/** Upload `id` leaves Redis with `status`, giving its bytes back (once); its record is kept `keptMs`. */
-export async function releaseUpload(
-  redis: RedisClient,
-  k: AccessLogKeys,
-  a: { id: string; status: 'DONE' | 'FAILED'; keptMs: number },
-): Promise<void> {
-  const logs = k.accessLogs();
-  const u = logs.upload(a.id);
-  await releaseUploadScript(redis, [logs.held, u.record, u.data, u.shares], [a.status, a.keptMs]);
-}
+export type AccessLogCommands = ReturnType<typeof accessLogCommands>;
 
 export type ShareOutcome =
   { status: 'counted' | 'before' | 'missing' } | { status: 'last'; lines: number; errors: number };
 
-/** Counts share `share` of upload `id` once: its line and error counts, and its visits by day and level. */
-export async function finishShare(
-  redis: RedisClient,
-  k: AccessLogKeys,
-  a: {
-    id: string;
-    share: number;
-    lines: number;
-    errors: number;
-    visits: readonly { day: string; level: string; counts: ReadonlyMap<string, number> }[];
-  },
-): Promise<ShareOutcome> {
-  const logs = k.accessLogs();
-  const u = logs.upload(a.id);
-  const keys = [u.record, u.shares, ...a.visits.map((v) => logs.visits(v.day, v.level))];
-  const args = [a.share, a.lines, a.errors, JSON.stringify(a.visits.map((v) => Object.fromEntries(v.counts)))];
-  const [status, lines, errors] = await finishShareScript(redis, keys, args);
-  if (status === 2) return { status: 'last', lines: lines!, errors: errors! };
-  return { status: status === 1 ? 'counted' : status === STATUS.NOT_FOUND ? 'missing' : 'before' };
+export function accessLogCommands(redis: RedisClient, space: Keyspace) {
+  const logs = accessLogKeys(space).accessLogs();
+  return {
+    /** The id of the chat that announces uploads; null before the first upload. */
+    processingChat(): Promise<string | null> {
+      return redis.get(logs.chat);
+    },
+
+    /** Records `chatId` as the chat that announces uploads, unless one is recorded already; whether it was. */
+    async setProcessingChat(a: { chatId: string }): Promise<boolean> {
+      return (await redis.set(logs.chat, a.chatId, 'NX')) !== null;
+    },
+
+    /** Records upload `id` and reserves its bytes under `heldMax`; false when it would pass the bound (nothing written). */
+    async uploadAccessLog(a: {
+      id: string;
+      bytes: number;
+      heldMax: number;
+      filename: string;
+      uploader: string;
+      processors: number;
+      now: number;
+    }): Promise<boolean> {
+      const reply = await uploadAccessLogScript(
+        redis,
+        [logs.held, logs.upload(a.id).record],
+        [a.bytes, a.heldMax, a.filename, a.uploader, a.processors, a.now],
+      );
+      return reply === 1;
+    },
+
+    /** Appends `chunk` to the file of upload `id`. */
+    async appendUpload(a: { id: string; chunk: Uint8Array }): Promise<void> {
+      await redis.append(logs.upload(a.id).data, Buffer.from(a.chunk));
+    },
+
+    /** Hands upload `id`, stored whole, to the processors. */
+    async markProcessing(a: { id: string }): Promise<void> {
+      await redis.hset(logs.upload(a.id).record, 'status', 'PROCESSING');
+    },
+
+    /** Up to `length` bytes of upload `id`'s file from `offset`; empty past its end. */
+    uploadBytes(a: { id: string; offset: number; length: number }): Promise<Buffer> {
+      return redis.getrangeBuffer(logs.upload(a.id).data, a.offset, a.offset + a.length - 1);
+    },
+
+    /** What the processors need of upload `id`; null when it is gone. */
+    async upload(a: { id: string }): Promise<{
+      status: string;
+      processors: number;
+      uploader: string;
+      filename: string | null;
+    } | null> {
+      const [status, processors, uploader, filename] = await redis.hmget(
+        logs.upload(a.id).record,
+        'status',
+        'processors',
+        'uploader',
+        'filename',
+      );
+      if (!status || !processors || !uploader) return null;
+      return { status, processors: Number(processors), uploader, filename: filename ?? null };
+    },
+
+    /** Upload `id` leaves Redis with `status`, giving its bytes back (once); its record is kept `keptMs`. */
+    async releaseUpload(a: { id: string; status: 'DONE' | 'FAILED'; keptMs: number }): Promise<void> {
+      const u = logs.upload(a.id);
+      await releaseUploadScript(redis, [logs.held, u.record, u.data, u.shares], [a.status, a.keptMs]);
+    },
+
+    /** Counts share `share` of upload `id` once: its line and error counts, and its visits by day and level. */
+    async finishShare(a: {
+      id: string;
+      share: number;
+      lines: number;
+      errors: number;
+      visits: readonly { day: string; level: string; counts: ReadonlyMap<string, number> }[];
+    }): Promise<ShareOutcome> {
+      const u = logs.upload(a.id);
+      const keys = [u.record, u.shares, ...a.visits.map((v) => logs.visits(v.day, v.level))];
+      const args = [a.share, a.lines, a.errors, JSON.stringify(a.visits.map((v) => Object.fromEntries(v.counts)))];
+      const [status, lines, errors] = await finishShareScript(redis, keys, args);
+      if (status === 2) return { status: 'last', lines: lines!, errors: errors! };
+      return { status: status === 1 ? 'counted' : status === STATUS.NOT_FOUND ? 'missing' : 'before' };
+    },
+
+    /** The places visited most on `day` at `level`, most first, at most `limit`. */
+    async visits(a: { day: string; level: string; limit: number }): Promise<{ place: string; count: number }[]> {
+      const raw = await redis.zrevrange(logs.visits(a.day, a.level), 0, a.limit - 1, 'WITHSCORES');
+      return pairs(raw).map(([place, count]) => ({ place, count }));
+    },
+  };
 }

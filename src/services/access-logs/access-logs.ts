@@ -10,19 +10,21 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/access-logs/commands.js';
-import type { AccessLogKeys } from '../../redis/access-logs/keys.js';
+import type { AccessLogCommands } from '../../redis/access-logs/commands.js';
 import type { ChatService } from '../chat/chats.js';
 import type { CityRecord, GeoService } from '../geo/geo.js';
 import { parseAddress, type Address } from '../geo/ip.js';
 import type { NotificationService } from '../chat/notifications.js';
-import { checkPage } from '../shared/paging.js';
+import { checkPage, type Page } from '../shared/paging.js';
 import { SYSTEM_PREFIX, type UserService } from '../users/users.js';
-import { pairs } from '../../redis/replies.js';
 
-export type GeoLevel = 'COUNTRY' | 'REGION' | 'CITY';
-export const GEO_LEVELS: readonly GeoLevel[] = ['COUNTRY', 'REGION', 'CITY'];
+/** The levels visits are counted at; the schema describes each (schema/access-logs.ts). */
+export const GEO_LEVELS = ['COUNTRY', 'REGION', 'CITY'] as const;
+export type GeoLevel = (typeof GEO_LEVELS)[number];
+/** The level of dailyVisits when the caller does not say. */
+export const GEO_LEVEL_DEFAULT: GeoLevel = 'COUNTRY';
+/** Places of a day's visits, per read. */
+export const VISITS_PAGE: Page = { default: 50, max: 1000 };
 
 export interface LogUpload {
   id: string;
@@ -37,10 +39,21 @@ export interface AccessLogOptions {
   heldMaxBytes: number;
 }
 
+export interface AccessLogDeps {
+  commands: AccessLogCommands;
+  geo: GeoService;
+  users: UserService;
+  chats: ChatService;
+  notifications: NotificationService;
+  options: AccessLogOptions;
+  log: Logger;
+}
+
 const CHUNK = 1024 * 1024;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const RECORD_KEPT_MS = 7 * 24 * 3600 * 1000;
-export const VISITS_PAGE_MAX = 1000;
+/** Announcements a processor reads at a time. */
+const ANNOUNCEMENTS_BATCH = 10;
 
 function isDay(day: string): boolean {
   return DAY.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`));
@@ -65,31 +78,35 @@ export function parseLine(line: string): { address: Address; day: string } | nul
 }
 
 export class AccessLogService {
-  private readonly k: ReturnType<AccessLogKeys['accessLogs']>;
+  private readonly commands: AccessLogCommands;
+  private readonly geo: GeoService;
+  private readonly users: UserService;
+  private readonly chats: ChatService;
+  private readonly notifications: NotificationService;
+  private readonly options: AccessLogOptions;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: AccessLogKeys,
-    private readonly geo: GeoService,
-    private readonly users: UserService,
-    private readonly chats: ChatService,
-    private readonly notifications: NotificationService,
-    private readonly options: AccessLogOptions,
-    private readonly log: Logger,
-  ) {
-    this.k = keys.accessLogs();
+  constructor(deps: AccessLogDeps) {
+    ({
+      commands: this.commands,
+      geo: this.geo,
+      users: this.users,
+      chats: this.chats,
+      notifications: this.notifications,
+      options: this.options,
+      log: this.log,
+    } = deps);
   }
 
   /** Stores an admin's upload and announces it to the processors. */
-  async upload(uploader: string, file: File): Promise<LogUpload> {
+  async upload(uploader: string, { file }: { file: File }): Promise<LogUpload> {
     if (file.size === 0) throw badInput('file', 'is empty');
     if (file.size > this.options.uploadMaxBytes)
       throw badInput('file', `must be at most ${this.options.uploadMaxBytes} bytes`);
     const chatId = await this.processingChat();
     const id = randomBytes(9).toString('base64url');
-    const u = this.k.upload(id);
     const filename = file.name.slice(0, 200) || 'access.log';
-    const reserved = await commands.uploadAccessLog(this.redis, this.keys, {
+    const reserved = await this.commands.uploadAccessLog({
       id,
       bytes: file.size,
       heldMax: this.options.heldMaxBytes,
@@ -101,62 +118,60 @@ export class AccessLogService {
     if (!reserved) throw new AppError('BUSY', 'uploads waiting to be processed hold too much already; try again later');
     try {
       for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>)
-        await this.redis.append(u.data, Buffer.from(chunk));
-      await this.redis.hset(u.record, 'status', 'PROCESSING');
-      await this.chats.sendMessage(chatId, `${SYSTEM_PREFIX}1`, JSON.stringify({ upload: id }));
+        await this.commands.appendUpload({ id, chunk });
+      await this.commands.markProcessing({ id });
+      await this.chats.sendMessage(`${SYSTEM_PREFIX}1`, { chatId, text: JSON.stringify({ upload: id }) });
     } catch (err) {
-      await commands
-        .releaseUpload(this.redis, this.keys, { id, status: 'FAILED', keptMs: RECORD_KEPT_MS })
-        .catch(() => undefined);
+      await this.commands.releaseUpload({ id, status: 'FAILED', keptMs: RECORD_KEPT_MS }).catch(() => undefined);
       throw err;
     }
     return { id, filename, bytes: file.size, status: 'PROCESSING' };
   }
 
   /** Visits on `day` at `level`, most first. */
-  async dailyVisits(day: string, level: GeoLevel, first: number): Promise<{ place: string; count: number }[]> {
+  async dailyVisits({
+    day,
+    level,
+    first,
+  }: {
+    day: string;
+    level: GeoLevel;
+    first: number;
+  }): Promise<{ place: string; count: number }[]> {
     if (!isDay(day)) throw badInput('day', 'must be a date, YYYY-MM-DD');
-    checkPage('first', first, VISITS_PAGE_MAX);
+    checkPage('first', first, VISITS_PAGE.max);
     if (first === 0) return [];
-    const raw = await this.redis.zrevrange(this.k.visits(day, level), 0, first - 1, 'WITHSCORES');
-    return pairs(raw).map(([place, count]) => ({ place, count }));
+    return this.commands.visits({ day, level, limit: first });
   }
 
-  /** Processor `share` (1..N): handles every upload announced since its read position. */
-  async processPending(share: number, signal?: AbortSignal): Promise<void> {
-    const chatId = await this.redis.get(this.k.chat);
+  /** Processor `share` (1..N): handles every upload announced since its read position, until `signal` aborts. */
+  async processPending({ share, signal }: { share: number; signal?: AbortSignal }): Promise<void> {
+    const chatId = await this.commands.processingChat();
     if (!chatId) return;
     const me = `${SYSTEM_PREFIX}${share}`;
     for (;;) {
-      const { messages } = await this.chats.read(chatId, me, null, 10);
+      const { messages } = await this.chats.read(me, { chatId, after: null, first: ANNOUNCEMENTS_BATCH });
       if (messages.length === 0) return;
       for (const message of messages) {
         if (signal?.aborted) return;
         const { upload } = JSON.parse(message.text) as { upload: string };
-        await this.processShare(upload, share);
-        await this.chats.markRead(chatId, me, message.id);
+        await this.processShare({ id: upload, share });
+        await this.chats.markRead(me, { chatId, upTo: message.id });
       }
     }
   }
 
-  private async processShare(id: string, share: number): Promise<void> {
-    const u = this.k.upload(id);
-    const [status, processorsText, uploader, filename] = await this.redis.hmget(
-      u.record,
-      'status',
-      'processors',
-      'uploader',
-      'filename',
-    );
-    if (status !== 'PROCESSING' || !processorsText || !uploader) return; // done, failed, or gone
-    const processors = Number(processorsText);
+  private async processShare({ id, share }: { id: string; share: number }): Promise<void> {
+    const upload = await this.commands.upload({ id });
+    if (upload?.status !== 'PROCESSING') return; // done, failed, or gone
+    const { processors, uploader, filename } = upload;
     const cities = await this.geo.localTable();
 
-    const visits = new Map<string, { day: string; level: string; counts: Map<string, number> }>(); // by "<day> <level>"
+    const visits = new Map<string, { day: string; level: GeoLevel; counts: Map<string, number> }>(); // by "<day> <level>"
     let lines = 0;
     let errors = 0;
     let index = 0;
-    for await (const line of this.lines(u.data)) {
+    for await (const line of this.lines({ id })) {
       if (index++ % processors !== share - 1) continue;
       if (line.trim() === '') continue;
       lines++;
@@ -175,39 +190,29 @@ export class AccessLogService {
         entry.counts.set(place, (entry.counts.get(place) ?? 0) + 1);
       }
     }
-    const outcome = await commands.finishShare(this.redis, this.keys, {
-      id,
-      share,
-      lines,
-      errors,
-      visits: [...visits.values()],
-    });
+    const outcome = await this.commands.finishShare({ id, share, lines, errors, visits: [...visits.values()] });
     if (outcome.status !== 'last') return;
-    await commands.releaseUpload(this.redis, this.keys, { id, status: 'DONE', keptMs: RECORD_KEPT_MS });
-    await this.notifications.notify(
-      uploader,
-      'logProcessed',
-      `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`,
-      {
-        upload: id,
-        lines: outcome.lines,
-        errors: outcome.errors,
-      },
-    );
+    await this.commands.releaseUpload({ id, status: 'DONE', keptMs: RECORD_KEPT_MS });
+    await this.notifications.notify({
+      user: uploader,
+      kind: 'logProcessed',
+      text: `access log ${filename ?? id}: ${outcome.lines} lines, ${outcome.errors} malformed`,
+      data: { upload: id, lines: outcome.lines, errors: outcome.errors },
+    });
     this.log.info({ upload: id, lines: outcome.lines, errors: outcome.errors }, 'access log processed');
   }
 
   /** The upload's lines, streamed from Redis in chunks, gunzipped when gzip. */
-  private async *lines(dataKey: string): AsyncGenerator<string> {
-    const redis = this.redis;
+  private async *lines({ id }: { id: string }): AsyncGenerator<string> {
+    const commands = this.commands;
     async function* chunks(): AsyncGenerator<Buffer> {
       for (let offset = 0; ; offset += CHUNK) {
-        const chunk = await redis.getrangeBuffer(dataKey, offset, offset + CHUNK - 1);
+        const chunk = await commands.uploadBytes({ id, offset, length: CHUNK });
         if (chunk.length === 0) return;
         yield chunk;
       }
     }
-    const head = await redis.getrangeBuffer(dataKey, 0, 1);
+    const head = await commands.uploadBytes({ id, offset: 0, length: 2 });
     let input: Readable = Readable.from(chunks());
     if (head[0] === 0x1f && head[1] === 0x8b) {
       const gunzip = createGunzip();
@@ -219,12 +224,13 @@ export class AccessLogService {
 
   /** The chat that announces uploads, with the processors as members; created on first use. */
   private async processingChat(): Promise<string> {
-    const existing = await this.redis.get(this.k.chat);
+    const existing = await this.commands.processingChat();
     if (existing) return existing;
     const names = Array.from({ length: this.options.processors }, (_, i) => `${SYSTEM_PREFIX}${i + 1}`);
-    await Promise.all(names.map((n) => this.users.createSystemUser({ username: n })));
-    const id = await this.chats.createChat(names[0]!, names.slice(1), null, false);
-    if ((await this.redis.set(this.k.chat, id, 'NX')) === null) await this.chats.leaveChat(id, names[0]!); // another process won
-    return (await this.redis.get(this.k.chat))!;
+    await Promise.all(names.map((username) => this.users.createSystemUser({ username })));
+    const chatId = await this.chats.createChat(names[0]!, { members: names.slice(1) });
+    // Another process won: this chat goes.
+    if (!(await this.commands.setProcessingChat({ chatId }))) await this.chats.leaveChat(names[0]!, { chatId });
+    return (await this.commands.processingChat())!;
   }
 }

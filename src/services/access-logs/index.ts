@@ -1,5 +1,5 @@
 /** The access-logs domain: uploads shared by processors (periodic worker jobs), and the daily visits they count. */
-import { accessLogKeys } from '../../redis/access-logs/keys.js';
+import { accessLogCommands } from '../../redis/access-logs/commands.js';
 import type { ChatService } from '../chat/chats.js';
 import type { GeoService } from '../geo/geo.js';
 import type { NotificationService } from '../chat/notifications.js';
@@ -16,23 +16,22 @@ export function createAccessLogs(
     notifications,
   }: { geo: GeoService; users: UserService; chats: ChatService; notifications: NotificationService },
 ): Domain<{ accessLogs: AccessLogService }> {
-  const accessLogs = new AccessLogService(
-    redis,
-    accessLogKeys(space),
+  const accessLogs = new AccessLogService({
+    commands: accessLogCommands(redis, space),
     geo,
     users,
     chats,
     notifications,
-    config.accessLogs,
+    options: config.accessLogs,
     log,
-  );
+  });
   return {
     services: { accessLogs },
     // Processor k of N: one worker at a time runs each.
     jobs: Array.from({ length: config.accessLogs.processors }, (_, i) => ({
       name: `log-processor-${i + 1}`,
       everyMs: config.accessLogs.pollMs,
-      run: (signal: AbortSignal) => accessLogs.processPending(i + 1, signal),
+      run: (signal: AbortSignal) => accessLogs.processPending({ share: i + 1, signal }),
     })),
   };
 }

@@ -5,25 +5,17 @@
  * a crash repeats work and never loses it (docs/subscriptions.md). Work after a committed write is best-effort.
  */
 import DataLoader from 'dataloader';
-import { badInput, forbidden, notFound } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/chat/commands.js';
-import type { ChatKeys } from '../../redis/chat/keys.js';
+import type { Logger } from 'pino';
+import { AppError, badInput, forbidden, notFound } from '../../errors.js';
+import type { ChatCommands, ChatMessage, Sent } from '../../redis/chat/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import type { ContactService } from './contacts.js';
 import type { NotificationService } from './notifications.js';
-import { checkPage } from '../shared/paging.js';
+import { checkPage, type Page } from '../shared/paging.js';
 import { userText } from '../shared/text.js';
 import { normalizeUsername, type UserService } from '../users/users.js';
-import type { Logger } from 'pino';
 
-export interface Message {
-  id: number;
-  chatId: string;
-  sender: string;
-  text: string;
-  sentAt: Date;
-}
+export type Message = ChatMessage;
 
 export interface ChatState {
   id: string;
@@ -36,6 +28,9 @@ export interface ChatState {
   readUpTo: number | null;
 }
 
+/** A chat as one of its members sees it. */
+export type MemberState = ChatState & { readUpTo: number };
+
 export interface ChatRead {
   /** The chat's version when it was read (see sendMessage's doorbell: the next version may come with its message). */
   version: number;
@@ -43,6 +38,13 @@ export interface ChatRead {
   messages: Message[];
   /** The read returned `first` messages: there may be more after the last one. */
   more: boolean;
+}
+
+/** Which members of a chat to list (see members). */
+export interface MembersQuery {
+  chatId: string;
+  prefix?: string | null;
+  first: number;
 }
 
 interface ReadRequest {
@@ -59,24 +61,40 @@ export interface ChatLimits {
   maxMembers: number;
 }
 
-export const MESSAGES_PAGE_MAX = 500;
+export interface ChatDeps {
+  commands: ChatCommands;
+  limits: ChatLimits;
+  users: UserService;
+  contacts: ContactService;
+  notifications: NotificationService;
+  log: Logger;
+}
+
+/** A chat's messages, per read. */
+export const MESSAGES_PAGE: Page = { default: 50, max: 500 };
+/** Where a read of a chat's messages starts by default: after this id (0: at the first retained message). */
+export const MESSAGES_AFTER_DEFAULT = 0;
+/** A chat's members, per autocomplete. */
+export const MEMBERS_PAGE: Page = { default: 50, max: 1000 };
+/** Whether a new chat is public (anyone may join) when its creator does not say. */
+export const IS_PUBLIC_DEFAULT = false;
 /** Messages up to this size (bytes of JSON) ride on the doorbell, so live subscribers need not read them. */
 export const DOORBELL_MESSAGE_MAX = 16_384;
 /** Sending moves the other members to the front of the sender's contacts in chats up to this size only. */
 export const CONTACT_CHAT_MAX = 20;
 /** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */
 export const GAP_CLAIM_MS = 30_000;
-export const MEMBERS_PAGE_MAX = 1000;
 const CHAT_ID = /^[1-9][0-9]{0,15}$/;
+const MEMBER_PREFIX = /^[a-z0-9_.-]{0,32}$/;
 
-/** Validates a chat id argument (a positive integer, as a string). */
-export function parseChatId(raw: string, argument = 'chatId'): string {
-  if (!CHAT_ID.test(raw)) throw badInput(argument, 'must be a chat id (a positive integer)');
-  return raw;
+/** Validates a chat id argument (a positive integer, as a string), named `argument` in the refusal. */
+export function parseChatId({ chatId, argument = 'chatId' }: { chatId: string; argument?: string }): string {
+  if (!CHAT_ID.test(chatId)) throw badInput(argument, 'must be a chat id (a positive integer)');
+  return chatId;
 }
 
 /** The error for a chat script's refusal: every status the chat's scripts return, in one place. */
-function refusal({ refused }: Refused, chatId: string, user = ''): Error {
+function refusal({ refused }: Refused, { chatId, user = '' }: { chatId: string; user?: string }): Error {
   switch (refused) {
     case STATUS.NOT_FOUND:
       return notFound(`chat ${chatId}`);
@@ -95,114 +113,128 @@ function refusal({ refused }: Refused, chatId: string, user = ''): Error {
   }
 }
 
-export function parseMessage(chatId: string, json: string): Message {
-  const raw = JSON.parse(json) as { id: number; sender: string; text: string; sentAt: number };
-  return { id: raw.id, chatId, sender: raw.sender, text: raw.text, sentAt: new Date(raw.sentAt) };
+/** The chat as a member sees it, or the refusal of one who is not a member (NOT_FOUND: there is no such chat). */
+function asMember(chatId: string, state: ChatState | null): MemberState | Error {
+  if (!state) return refusal({ refused: STATUS.NOT_FOUND }, { chatId });
+  if (state.readUpTo === null) return refusal({ refused: STATUS.NOT_MEMBER }, { chatId });
+  return state as MemberState;
 }
 
 export class ChatService {
   private readonly reader = new DataLoader<ReadRequest, ChatRead>((requests) => this.readBatch(requests), {
     cache: false,
   });
+  private readonly commands: ChatCommands;
+  private readonly limits: ChatLimits;
+  private readonly users: UserService;
+  private readonly contacts: ContactService;
+  private readonly notifications: NotificationService;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ChatKeys,
-    private readonly limits: ChatLimits,
-    private readonly users: UserService,
-    private readonly contacts: ContactService,
-    private readonly notifications: NotificationService,
-    private readonly log: Logger,
-  ) {}
+  constructor(deps: ChatDeps) {
+    ({
+      commands: this.commands,
+      limits: this.limits,
+      users: this.users,
+      contacts: this.contacts,
+      notifications: this.notifications,
+      log: this.log,
+    } = deps);
+  }
 
   /** Creates a chat of `creator` and `members`, with an optional first message. Returns its id. */
   async createChat(
     creator: string,
-    rawMembers: readonly string[],
-    text: string | null,
-    isPublic: boolean,
+    input: { members: readonly string[]; message?: string | null; isPublic?: boolean },
   ): Promise<string> {
-    const members = [...new Set(rawMembers.map((m) => normalizeUsername(m, 'members')))].filter((m) => m !== creator);
+    const { isPublic = IS_PUBLIC_DEFAULT } = input;
+    const members = [...new Set(input.members.map((m) => normalizeUsername(m, 'members')))].filter(
+      (m) => m !== creator,
+    );
     if (members.length + 1 > this.limits.maxMembers) {
       throw badInput('members', `a chat has at most ${this.limits.maxMembers} members`);
     }
-    if (text !== null) text = this.checkText(text, 'message');
+    const text = input.message == null ? null : this.checkText({ text: input.message, argument: 'message' });
     const unknown = await this.users.unknown({ usernames: members });
     if (unknown.length > 0) throw notFound(`user "${unknown[0]}"`);
 
-    const id = String(await this.redis.incr(this.keys.chatIds()));
-    await Promise.all([creator, ...members].map((m) => this.index(m, 'add', id)));
-    const created = await commands.createChat(this.redis, this.keys, {
-      chatId: id,
-      creator,
-      isPublic,
-      text: text ?? '',
-      members,
-    });
-    if (isRefused(created)) throw new Error(`chat id ${id} was already taken`);
+    const chatId = await this.commands.nextChatId();
+    await Promise.all([creator, ...members].map((user) => this.index({ user, op: 'add', chatId })));
+    const created = await this.commands.createChat({ chatId, creator, isPublic, text: text ?? '', members });
+    if (isRefused(created)) throw new Error(`chat id ${chatId} was already taken`);
     await this.afterCommit('createChat', [
-      this.contacts.touch(creator, members),
-      ...members.map((m) =>
-        this.notifications.notify(m, 'added', `${creator} added you to chat ${id}`, { chatId: id, by: creator }),
+      this.contacts.touch(creator, { contacts: members }),
+      ...members.map((user) =>
+        this.notifications.notify({
+          user,
+          kind: 'added',
+          text: `${creator} added you to chat ${chatId}`,
+          data: { chatId, by: creator },
+        }),
       ),
     ]);
-    return id;
+    return chatId;
   }
 
-  /** `by` (a member) adds `rawUser` at the chat's current last message. */
-  async addChatMember(chatId: string, by: string, rawUser: string): Promise<void> {
-    const user = normalizeUsername(rawUser);
-    await this.requireMember(chatId, by);
+  /** `by` (a member) adds `username` at the chat's current last message. */
+  async addChatMember(by: string, input: { chatId: string; username: string }): Promise<void> {
+    const chatId = parseChatId(input);
+    const user = normalizeUsername(input.username);
+    await this.requireMember(by, { chatId });
     if ((await this.users.unknown({ usernames: [user] })).length > 0) throw notFound(`user "${user}"`);
-    if (await this.enter(chatId, user, by)) {
+    if (await this.enter({ chatId, user, by })) {
       await this.afterCommit('addChatMember', [
-        this.contacts.touch(by, [user]),
-        this.notifications.notify(user, 'added', `${by} added you to chat ${chatId}`, { chatId, by }),
+        this.contacts.touch(by, { contacts: [user] }),
+        this.notifications.notify({
+          user,
+          kind: 'added',
+          text: `${by} added you to chat ${chatId}`,
+          data: { chatId, by },
+        }),
       ]);
     }
   }
 
   /** `user` joins a public chat at its current last message (also when it has no message yet). */
-  async joinChat(chatId: string, user: string): Promise<void> {
-    const isPublic = await this.redis.hget(this.keys.chat(chatId).meta, 'public');
-    if (isPublic === null) throw notFound(`chat ${chatId}`);
-    if (isPublic !== '1') throw forbidden(`chat ${chatId} is not public; a member must add you`);
-    await this.enter(chatId, user, '');
+  async joinChat(user: string, input: { chatId: string }): Promise<void> {
+    const chatId = parseChatId(input);
+    const isPublic = await this.commands.isPublic({ chatId });
+    if (isPublic === null) throw refusal({ refused: STATUS.NOT_FOUND }, { chatId });
+    if (!isPublic) throw refusal({ refused: STATUS.NOT_PUBLIC }, { chatId });
+    await this.enter({ chatId, user, by: '' });
   }
 
   /** Leaves a chat; the last member leaving deletes it. */
-  async leaveChat(chatId: string, user: string): Promise<void> {
-    const left = await commands.leaveChat(this.redis, this.keys, {
-      chatId,
-      member: user,
-      history: this.limits.history,
-      by: '',
-    });
+  async leaveChat(user: string, input: { chatId: string }): Promise<void> {
+    const chatId = parseChatId(input);
+    const left = await this.commands.leaveChat({ chatId, member: user, history: this.limits.history, by: '' });
     // Not a member (or no such chat): an index entry a crash left behind still goes, so the user can clear it.
-    await this.unindex(user, chatId);
-    if (isRefused(left)) throw refusal(left, chatId);
+    await this.unindex({ user, chatId });
+    if (isRefused(left)) throw refusal(left, { chatId });
   }
 
   /** The chat's creator removes a member (not themself: they leave). */
-  async removeChatMember(chatId: string, by: string, rawUser: string): Promise<void> {
-    const user = normalizeUsername(rawUser);
+  async removeChatMember(by: string, input: { chatId: string; username: string }): Promise<void> {
+    const chatId = parseChatId(input);
+    const user = normalizeUsername(input.username);
     if (user === by) throw badInput('username', 'to remove yourself, leave the chat');
-    const removed = await commands.leaveChat(this.redis, this.keys, {
-      chatId,
-      member: user,
-      history: this.limits.history,
-      by,
-    });
-    if (isRefused(removed)) throw refusal(removed, chatId, user);
-    await this.unindex(user, chatId);
+    const removed = await this.commands.leaveChat({ chatId, member: user, history: this.limits.history, by });
+    if (isRefused(removed)) throw refusal(removed, { chatId, user });
+    await this.unindex({ user, chatId });
     await this.afterCommit('removeChatMember', [
-      this.notifications.notify(user, 'removed', `${by} removed you from chat ${chatId}`, { chatId, by }),
+      this.notifications.notify({
+        user,
+        kind: 'removed',
+        text: `${by} removed you from chat ${chatId}`,
+        data: { chatId, by },
+      }),
     ]);
   }
 
-  async sendMessage(chatId: string, sender: string, rawText: string): Promise<Message> {
-    const text = this.checkText(rawText, 'text');
-    const { id, sentAt } = await this.store(chatId, sender, text, '');
+  async sendMessage(sender: string, input: { chatId: string; text: string }): Promise<Message> {
+    const chatId = parseChatId(input);
+    const text = this.checkText({ text: input.text, argument: 'text' });
+    const { id, sentAt } = await this.store({ chatId, sender, text, scheduledId: '' });
     return { id, chatId, sender, text, sentAt: new Date(sentAt) };
   }
 
@@ -210,47 +242,43 @@ export class ChatService {
    * Sends scheduled message `scheduledId` once: a retry (or a racing worker) within a day of the send sends
    * nothing and gets the id it was sent as. Refuses like `send` (a sender who is no longer a member: FORBIDDEN).
    */
-  async sendScheduled(chatId: string, sender: string, text: string, scheduledId: string): Promise<number> {
-    return (await this.store(chatId, sender, this.checkText(text, 'text'), scheduledId)).id;
+  async sendScheduled(sender: string, input: { chatId: string; text: string; scheduledId: string }): Promise<number> {
+    const chatId = parseChatId(input);
+    const text = this.checkText({ text: input.text, argument: 'text' });
+    return (await this.store({ chatId, sender, text, scheduledId: input.scheduledId })).id;
   }
 
   /** Stores a message whose text checkText returned. */
-  private async store(
-    chatId: string,
-    sender: string,
-    text: string,
-    scheduledId: string,
-  ): Promise<{ id: number; sentAt: number }> {
-    const sent = await commands.sendMessage(this.redis, this.keys, {
-      chatId,
-      sender,
-      text,
+  private async store(a: {
+    chatId: string;
+    sender: string;
+    text: string;
+    scheduledId: string;
+  }): Promise<{ id: number; sentAt: number }> {
+    const sent = await this.commands.sendMessage({
+      ...a,
       backlog: this.limits.backlog,
       history: this.limits.history,
       claimMs: GAP_CLAIM_MS,
       doorbellMax: DOORBELL_MESSAGE_MAX,
       contactsMax: CONTACT_CHAT_MAX,
-      scheduledId,
     });
     if ('sentBefore' in sent) return { id: sent.sentBefore, sentAt: 0 };
-    if (isRefused(sent)) throw refusal(sent, chatId);
+    if (isRefused(sent)) throw refusal(sent, a);
     await this.afterCommit('sendMessage', [
-      sent.members ? this.contacts.touch(sender, sent.members) : Promise.resolve(),
-      this.deliverGaps(chatId, sent.gaps),
+      sent.members ? this.contacts.touch(a.sender, { contacts: sent.members }) : Promise.resolve(),
+      this.deliverGaps(a.chatId, sent.gaps),
     ]);
     return sent;
   }
 
   /** Moves `user`'s read position up to `upTo` (never backwards); returns the position. */
-  async markRead(chatId: string, user: string, upTo: number): Promise<number> {
+  async markRead(user: string, input: { chatId: string; upTo: number }): Promise<number> {
+    const chatId = parseChatId(input);
+    const { upTo } = input;
     if (!Number.isSafeInteger(upTo) || upTo < 0) throw badInput('upTo', 'must be a message id (an integer ≥ 0)');
-    const position = await commands.markRead(this.redis, this.keys, {
-      chatId,
-      member: user,
-      upTo,
-      history: this.limits.history,
-    });
-    if (isRefused(position)) throw refusal(position, chatId);
+    const position = await this.commands.markRead({ chatId, member: user, upTo, history: this.limits.history });
+    if (isRefused(position)) throw refusal(position, { chatId });
     return position;
   }
 
@@ -259,18 +287,33 @@ export class ChatService {
    * when `after` is null), read atomically; `more` when there may be more. Refuses non-members. Reads of one chat
    * issued in the same tick (every subscriber of a chat woken by one move) share one script call.
    */
-  async read(chatId: string, user: string, after: number | null, first: number): Promise<ChatRead> {
+  async read(user: string, input: { chatId: string; after: number | null; first: number }): Promise<ChatRead> {
+    const chatId = parseChatId(input);
+    const { after, first } = input;
     if (after !== null && (!Number.isSafeInteger(after) || after < 0))
       throw badInput('after', 'must be a message id (an integer ≥ 0)');
-    checkPage('first', first, MESSAGES_PAGE_MAX);
+    checkPage('first', first, MESSAGES_PAGE.max);
     return this.reader.load({ chatId, user, after, first });
   }
 
-  /** The state of each chat as `viewer` sees it (null for a chat that does not exist), one script per chat. */
-  async states(chatIds: readonly string[], viewer: string): Promise<(ChatState | null)[]> {
+  /** Message `id` of the chat while `viewer` can read it (a member, and not yet trimmed); null otherwise. */
+  async message(viewer: string, input: { chatId: string; id: number | null }): Promise<Message | null> {
+    const { id } = input;
+    if (id === null) return null;
+    try {
+      const read = await this.read(viewer, { chatId: input.chatId, after: id - 1, first: 1 });
+      return read.messages.find((m) => m.id === id) ?? null;
+    } catch (err) {
+      if (AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) return null;
+      throw err;
+    }
+  }
+
+  /** The state of each chat (ids as stored) as `viewer` sees it (null: it does not exist), one script per chat. */
+  async states(viewer: string, { chatIds }: { chatIds: readonly string[] }): Promise<(ChatState | null)[]> {
     return Promise.all(
       chatIds.map(async (id) => {
-        const s = await commands.chatState(this.redis, this.keys, { chatId: id, viewer });
+        const s = await this.commands.chatState({ chatId: id, viewer });
         if (!s) return null;
         const { isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo } = s;
         return {
@@ -286,37 +329,47 @@ export class ChatService {
     );
   }
 
+  /** Each chat (ids as stored) as its member `viewer` sees it, or the error refusing one who is not a member. */
+  async memberStates(viewer: string, input: { chatIds: readonly string[] }): Promise<(MemberState | Error)[]> {
+    const states = await this.states(viewer, input);
+    return states.map((state, i) => asMember(input.chatIds[i]!, state));
+  }
+
+  /** Chat `id` as its member `viewer` sees it: null when none has that id, FORBIDDEN when not a member. */
+  async chat(viewer: string, input: { id: string }): Promise<MemberState | null> {
+    const chatId = parseChatId({ chatId: input.id, argument: 'id' });
+    const [state] = await this.states(viewer, { chatIds: [chatId] });
+    if (!state) return null;
+    const member = asMember(chatId, state);
+    if (member instanceof Error) throw member;
+    return member;
+  }
+
+  /** `viewer`'s chats, most recent activity first (index entries a crash left behind are not shown). */
+  async chatsOf(viewer: string): Promise<MemberState[]> {
+    const chatIds = await this.commands.indexedChats({ user: viewer });
+    const states = await this.states(viewer, { chatIds });
+    const mine = states.filter((s): s is MemberState => s !== null && s.readUpTo !== null);
+    return mine.sort((a, b) => b.lastActivityAt.getTime() - a.lastActivityAt.getTime() || Number(b.id) - Number(a.id));
+  }
+
   /** Throws NOT_FOUND or FORBIDDEN unless `user` is a member of the chat. */
-  async requireMember(chatId: string, user: string): Promise<ChatState> {
-    const [state] = await this.states([chatId], user);
-    if (!state) throw notFound(`chat ${chatId}`);
-    if (state.readUpTo === null) throw forbidden(`you are not a member of chat ${chatId}`);
-    return state;
+  async requireMember(user: string, input: { chatId: string }): Promise<MemberState> {
+    const chatId = parseChatId(input);
+    const [state] = await this.states(user, { chatIds: [chatId] });
+    const member = asMember(chatId, state ?? null);
+    if (member instanceof Error) throw member;
+    return member;
   }
 
-  /** Members whose name starts with `prefix` (case-insensitive), sorted, at most `first`. */
-  async members(chatId: string, prefix: string, first: number): Promise<string[]> {
-    checkPage('first', first, MEMBERS_PAGE_MAX);
-    const p = prefix.toLowerCase();
-    if (first === 0 || !/^[a-z0-9_.-]{0,32}$/.test(p)) return [];
-    return this.redis.zrangebylex(this.keys.chat(chatId).names, `[${p}`, `[${p}\x7f`, 'LIMIT', 0, first);
-  }
-
-  /** The chats in `user`'s index (possibly including ones a crash left half-joined: check with states()). */
-  chatIdsOf(user: string): Promise<string[]> {
-    return this.redis.zrange(this.keys.user(user).chats, '0', '-1');
-  }
-
-  /** What a live subscription of one chat watches: its version key and doorbell. */
-  head(chatId: string): { key: string; channel: string } {
-    const c = this.keys.chat(chatId);
-    return { key: c.version, channel: c.bell };
-  }
-
-  /** What an all-chats subscription watches to follow joins and leaves: the user's index version. */
-  indexHead(user: string): { key: string; channel: string } {
-    const u = this.keys.user(user);
-    return { key: u.chatsVersion, channel: u.bell };
+  /** Members whose name starts with `prefix` (case-insensitive; none: every member), sorted, at most `first`. */
+  async members(input: MembersQuery): Promise<string[]> {
+    const chatId = parseChatId(input);
+    const { first } = input;
+    checkPage('first', first, MEMBERS_PAGE.max);
+    const prefix = (input.prefix ?? '').toLowerCase();
+    if (first === 0 || !MEMBER_PREFIX.test(prefix)) return [];
+    return this.commands.memberNames({ chatId, prefix, limit: first });
   }
 
   /** One readChat script per (chat, after, first) among `requests`, for all their readers at once. */
@@ -332,26 +385,20 @@ export class ChatService {
         const { chatId, after, first } = requests[indexes[0]!]!;
         const readers = [...new Set(indexes.map((i) => requests[i]!.user))];
         try {
-          const read = await commands.readChat(this.redis, this.keys, {
-            chatId,
-            after: after ?? -1,
-            limit: first,
-            readers,
-          });
-          const messages = (read?.messages ?? []).map((json) => parseMessage(chatId, json));
+          const read = await this.commands.readChat({ chatId, after: after ?? -1, limit: first, readers });
           for (const i of indexes) {
             if (!read) {
-              results[i] = refusal({ refused: STATUS.NOT_FOUND }, chatId);
+              results[i] = refusal({ refused: STATUS.NOT_FOUND }, { chatId });
               continue;
             }
             const position = read.positions[readers.indexOf(requests[i]!.user)]!;
             results[i] =
               position < 0
-                ? refusal({ refused: STATUS.NOT_MEMBER }, chatId)
+                ? refusal({ refused: STATUS.NOT_MEMBER }, { chatId })
                 : {
                     version: read.version,
                     readUpTo: position,
-                    messages: after === null ? messages.filter((m) => m.id > position) : messages,
+                    messages: after === null ? read.messages.filter((m) => m.id > position) : read.messages,
                     more: read.messages.length === first,
                   };
           }
@@ -364,19 +411,19 @@ export class ChatService {
   }
 
   /** The message text as stored (see userText); empty or longer than MAX_MESSAGE_LENGTH: BAD_USER_INPUT naming `argument`. */
-  checkText(text: string, argument: string): string {
+  checkText({ text, argument }: { text: string; argument: string }): string {
     return userText(text, argument, this.limits.maxMessageLength);
   }
 
-  private index(user: string, op: 'add' | 'remove', chatId: string): Promise<boolean> {
-    return commands.indexChat(this.redis, this.keys, { user, op, chatId });
+  private index(a: { user: string; op: 'add' | 'remove'; chatId: string }): Promise<boolean> {
+    return this.commands.indexChat(a);
   }
 
   /** Removes a chat from the user's index, then puts it back if a concurrent add or join made them a member. */
-  private async unindex(user: string, chatId: string): Promise<void> {
-    if (!(await this.index(user, 'remove', chatId))) return;
-    const [state] = await this.states([chatId], user);
-    if (state?.readUpTo !== null && state?.readUpTo !== undefined) await this.index(user, 'add', chatId);
+  private async unindex({ user, chatId }: { user: string; chatId: string }): Promise<void> {
+    if (!(await this.index({ user, op: 'remove', chatId }))) return;
+    const [state] = await this.states(user, { chatIds: [chatId] });
+    if (state?.readUpTo !== null && state?.readUpTo !== undefined) await this.index({ user, op: 'add', chatId });
   }
 
   /** Waits for the best-effort work that follows a committed write; logs its failures instead of throwing. */
@@ -389,31 +436,26 @@ export class ChatService {
   }
 
   /** Index first, then the chat; undoes the index entry it wrote if the chat refuses. Returns whether added. */
-  private async enter(chatId: string, user: string, by: string): Promise<boolean> {
-    const indexed = await this.index(user, 'add', chatId);
-    const joined = await commands.joinChat(this.redis, this.keys, {
-      chatId,
-      user,
-      by,
-      maxMembers: this.limits.maxMembers,
-    });
+  private async enter({ chatId, user, by }: { chatId: string; user: string; by: string }): Promise<boolean> {
+    const indexed = await this.index({ user, op: 'add', chatId });
+    const joined = await this.commands.joinChat({ chatId, user, by, maxMembers: this.limits.maxMembers });
     if (!isRefused(joined)) return joined.added;
-    if (indexed) await this.unindex(user, chatId);
-    throw refusal(joined, chatId);
+    if (indexed) await this.unindex({ user, chatId });
+    throw refusal(joined, { chatId });
   }
 
   /** Delivers claimed gaps to the users' mailboxes, then clears them from the chat's outbox. */
-  private async deliverGaps(chatId: string, gaps: commands.Sent['gaps']): Promise<void> {
+  private async deliverGaps(chatId: string, gaps: Sent['gaps']): Promise<void> {
     await Promise.all(
       gaps.map(({ user, from, to }) =>
         this.notifications
-          .notify(
+          .notify({
             user,
-            'gap',
-            `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`,
-            { chatId, from, to },
-          )
-          .then(() => commands.gapDelivered(this.redis, this.keys, { chatId, member: user, from, to })),
+            kind: 'gap',
+            text: `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`,
+            data: { chatId, from, to },
+          })
+          .then(() => this.commands.gapDelivered({ chatId, member: user, from, to })),
       ),
     );
   }

@@ -6,51 +6,78 @@
 import type { Repeater } from '@repeaterjs/repeater';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
+import type { ChatCommands } from '../../redis/chat/commands.js';
 import type { MailboxPoller, Ring } from '../mailbox/poller.js';
 import { MessageStream } from '../mailbox/stream.js';
-import { parseMessage, type ChatService, type Message } from './chats.js';
+import { parseChatId, type ChatService, type Message } from './chats.js';
 import type { Notification, NotificationService } from './notifications.js';
 
 /** Items per read; a mailbox with more waiting is read again after its other mailboxes' turn. */
 export const FEED_BATCH = 100;
+/** Whether messageAdded marks what it delivered read when the subscriber does not say. */
+export const MARK_READ_DEFAULT = false;
 /** After a failed read (Redis away), a stream waits this long and reads again. */
 const RETRY_MS = 1000;
+
+export interface FeedDeps {
+  commands: ChatCommands;
+  chats: ChatService;
+  notifications: NotificationService;
+  poller: MailboxPoller;
+  log: Logger;
+}
 
 export class FeedService {
   /** A ring is shared by every stream of its chat in this process: its message is parsed once. */
   private readonly parsed = new WeakMap<Ring, Message>();
+  private readonly commands: ChatCommands;
+  private readonly chats: ChatService;
+  private readonly notifications: NotificationService;
+  private readonly poller: MailboxPoller;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly chats: ChatService,
-    private readonly notifications: NotificationService,
-    private readonly poller: MailboxPoller,
-    private readonly log: Logger,
-  ) {}
+  constructor(deps: FeedDeps) {
+    ({
+      commands: this.commands,
+      chats: this.chats,
+      notifications: this.notifications,
+      poller: this.poller,
+      log: this.log,
+    } = deps);
+  }
 
   /**
-   * Messages of one chat (`chatId`), or of all the viewer's chats (null), above the viewer's read position and then
-   * as they arrive. With `markRead`, each batch is marked read once delivered (once confirmed, with
-   * `confirmReceipt`). A one-chat stream ends with FORBIDDEN when the viewer stops being a member; an all-chats
-   * stream follows the viewer's joins and leaves. Check membership before calling.
+   * Messages of one chat (`chatId`, of which the viewer must be a member), or of all the viewer's chats (none),
+   * above the viewer's read position and then as they arrive. With `markRead`, each batch is marked read once
+   * delivered (once confirmed, with `confirmReceipt`). A one-chat stream ends with FORBIDDEN when the viewer stops
+   * being a member; an all-chats stream follows the viewer's joins and leaves.
    */
-  messageAdded(
+  async messageAdded(
     viewer: string,
-    chatId: string | null,
-    markRead: boolean,
+    input: { chatId?: string | null; markRead: boolean },
     confirmReceipt?: () => Promise<void>,
-  ): Repeater<Message | AppError> {
+  ): Promise<Repeater<Message | AppError>> {
+    const chatId = input.chatId == null ? null : parseChatId({ chatId: input.chatId });
+    if (chatId !== null) await this.chats.requireMember(viewer, { chatId });
     return MessageStream.open<Message>(this.poller, {
       mailbox: (id) => ({
-        head: this.chats.head(id),
+        head: this.commands.chatHead({ chatId: id }),
         read: async (cursor, first) => {
-          const read = await this.chats.read(id, viewer, cursor, first);
+          const read = await this.chats.read(viewer, { chatId: id, after: cursor, first });
           return { version: read.version, position: read.readUpTo, items: read.messages, more: read.more };
         },
         fromRing: (ring) => this.ringMessage(id, ring),
       }),
       follow:
-        chatId !== null ? [chatId] : { head: this.chats.indexHead(viewer), keys: () => this.chats.chatIdsOf(viewer) },
-      delivered: markRead ? async (id, upTo) => (await this.chats.markRead(id, viewer, upTo), true) : undefined,
+        chatId !== null
+          ? [chatId]
+          : {
+              head: this.commands.indexHead({ user: viewer }),
+              keys: () => this.commands.indexedChats({ user: viewer }),
+            },
+      delivered: input.markRead
+        ? async (id, upTo) => (await this.chats.markRead(viewer, { chatId: id, upTo }), true)
+        : undefined,
       confirmReceipt,
       lost: (id, err) =>
         AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')
@@ -66,9 +93,9 @@ export class FeedService {
   notificationAdded(viewer: string): Repeater<Notification | AppError> {
     return MessageStream.open<Notification>(this.poller, {
       mailbox: () => ({
-        head: this.notifications.head(viewer),
+        head: this.commands.inboxHead({ user: viewer }),
         read: async (cursor, first) => {
-          const items = await this.notifications.list(viewer, cursor ?? 0, first);
+          const items = await this.notifications.list(viewer, { after: cursor ?? 0, first });
           return { version: null, position: 0, items, more: items.length === first };
         },
       }),
@@ -81,7 +108,7 @@ export class FeedService {
 
   private ringMessage(chatId: string, ring: Ring): Message {
     let message = this.parsed.get(ring);
-    if (!message) this.parsed.set(ring, (message = parseMessage(chatId, ring.data!)));
+    if (!message) this.parsed.set(ring, (message = this.commands.ringMessage({ chatId, data: ring.data! })));
     return message;
   }
 }

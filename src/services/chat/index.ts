@@ -1,12 +1,11 @@
 /** The chat domain: group chats on pull mailboxes, contacts, notifications, live feeds, scheduled messages. */
 import DataLoader from 'dataloader';
-import { chatKeys } from '../../redis/chat/keys.js';
-import { coordinationKeys } from '../../redis/coordination/keys.js';
+import { chatCommands } from '../../redis/chat/commands.js';
 import type { QueueService } from '../coordination/queues.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { UserService } from '../users/users.js';
-import { ChatService, type ChatState } from './chats.js';
+import { ChatService, type MemberState, type MembersQuery } from './chats.js';
 import { ContactService } from './contacts.js';
 import { FeedService } from './feeds.js';
 import { NotificationService } from './notifications.js';
@@ -17,10 +16,10 @@ import { ScheduledMessageService, SEND_SCHEDULED_MESSAGE } from './scheduled.js'
  * pipeline per Redis node (`chats { unreadCount members }` for fifty chats: two batches, not hundreds of trips).
  */
 export interface ChatLoaders {
-  /** A chat as the viewer sees it; null when it does not exist. */
-  chatState: DataLoader<string, ChatState | null>;
-  /** Member names of a chat by [chatId, prefix, first]. */
-  chatMembers: DataLoader<readonly [string, string, number], string[], string>;
+  /** A chat as the viewer, a member, sees it; NOT_FOUND or FORBIDDEN when the viewer may not. */
+  chatState: DataLoader<string, MemberState>;
+  /** Member names of a chat (see ChatService.members). */
+  chatMembers: DataLoader<MembersQuery, string[], string>;
 }
 
 export function createChat(
@@ -36,36 +35,32 @@ export function createChat(
   },
   ChatLoaders
 > {
-  const keys = chatKeys(space);
-  const contacts = new ContactService(redis, keys);
-  const notifications = new NotificationService(redis, keys);
-  const chats = new ChatService(redis, keys, config.chats, users, contacts, notifications, log);
-  const scheduled = new ScheduledMessageService(
-    redis,
-    { ...keys, ...coordinationKeys(space) },
-    chats,
-    queues,
-    notifications,
-    log,
-  );
+  const commands = chatCommands(redis, space);
+  const contacts = new ContactService({ commands });
+  const notifications = new NotificationService({ commands });
+  const chats = new ChatService({ commands, limits: config.chats, users, contacts, notifications, log });
+  const scheduled = new ScheduledMessageService({ commands, chats, queues, notifications, log });
   return {
-    services: { contacts, notifications, chats, feeds: new FeedService(chats, notifications, poller, log), scheduled },
+    services: {
+      contacts,
+      notifications,
+      chats,
+      feeds: new FeedService({ commands, chats, notifications, poller, log }),
+      scheduled,
+    },
     loaders: (viewer) => ({
-      chatState: new DataLoader((ids) => chats.states(ids, viewer ?? '')),
+      chatState: new DataLoader((chatIds) => chats.memberStates(viewer ?? '', { chatIds })),
       chatMembers: new DataLoader(
         // A bad argument fails its own query only (DataLoader takes an Error in place of a value).
-        (queries) =>
-          Promise.all(
-            queries.map(([id, prefix, first]) => chats.members(id, prefix, first).catch((err: Error) => err)),
-          ),
-        { cacheKeyFn: (q) => q.join('\0') },
+        (queries) => Promise.all(queries.map((query) => chats.members(query).catch((err: Error) => err))),
+        { cacheKeyFn: (q) => `${q.chatId}\0${q.prefix ?? ''}\0${q.first}` },
       ),
     }),
     handlers: [
       {
         queue: scheduled.queueName,
         name: SEND_SCHEDULED_MESSAGE,
-        run: (args) => scheduled.deliver((args as { id: string }).id),
+        run: (args) => scheduled.deliver(args as { id: string }),
       },
     ],
   };

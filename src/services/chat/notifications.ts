@@ -4,67 +4,49 @@
  * mailbox keeps the newest INBOX_MAX. Adding one rings the user's doorbell so live subscriptions see it at once.
  */
 import { badInput } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/chat/commands.js';
-import type { ChatKeys } from '../../redis/chat/keys.js';
-import { checkPage } from '../shared/paging.js';
+import type { ChatCommands, StoredNotification } from '../../redis/chat/commands.js';
+import { checkPage, type Page } from '../shared/paging.js';
 
-export interface Notification {
-  id: number;
+/** What a notification tells; the schema describes each (schema/chat.ts). */
+export const NOTIFICATION_KINDS = ['added', 'removed', 'gap', 'scheduleFailed', 'logProcessed'] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+
+export interface Notification extends StoredNotification {
   kind: NotificationKind;
-  text: string;
-  data: Record<string, unknown> | null;
-  createdAt: Date;
 }
-
-/** added / removed: chat membership by someone else; gap: unread chat messages dropped by the backlog bound. */
-export type NotificationKind = 'added' | 'removed' | 'gap' | 'scheduleFailed' | 'logProcessed';
 
 export const INBOX_MAX = 1000;
-export const NOTIFICATIONS_PAGE_MAX = 1000;
+/** A user's notifications, per read. */
+export const NOTIFICATIONS_PAGE: Page = { default: 50, max: 1000 };
 
 export class NotificationService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ChatKeys,
-  ) {}
+  private readonly commands: ChatCommands;
 
-  notify(username: string, kind: NotificationKind, text: string, data?: Record<string, unknown>): Promise<number> {
-    return commands.notify(this.redis, this.keys, { user: username, kind, text, data, cap: INBOX_MAX });
+  constructor(deps: { commands: ChatCommands }) {
+    ({ commands: this.commands } = deps);
   }
 
-  /** Unacknowledged notifications with an id above `after`, oldest first. */
-  async list(username: string, after: number, first: number): Promise<Notification[]> {
-    checkPage('first', first, NOTIFICATIONS_PAGE_MAX);
-    if (first === 0) return [];
-    const rows = await this.redis.zrangebyscore(this.keys.user(username).inbox, `(${after}`, '+inf', 'LIMIT', 0, first);
-    return rows.map(parseNotification);
-  }
-
-  /** Acknowledges every notification up to `upTo`; returns how many remain. */
-  async ack(username: string, upTo: number): Promise<number> {
-    if (!Number.isSafeInteger(upTo) || upTo < 0) throw badInput('upTo', 'must be a notification id (an integer ≥ 0)');
-    const inbox = this.keys.user(username).inbox;
-    const results = await this.redis.multi().zremrangebyscore(inbox, '-inf', upTo).zcard(inbox).exec();
-    const failed = results?.find(([err]) => err);
-    if (!results || failed) throw failed?.[0] ?? new Error('acknowledgement transaction aborted');
-    return results[1]![1] as number;
-  }
-
-  /** What a live subscription watches: the head key that moves with each notification, and its doorbell. */
-  head(username: string): { key: string; channel: string } {
-    const k = this.keys.user(username);
-    return { key: k.inboxSeq, channel: k.bell };
-  }
-}
-
-function parseNotification(json: string): Notification {
-  const raw = JSON.parse(json) as {
-    id: number;
+  /** Puts a notification in `user`'s mailbox; its id. */
+  notify(input: {
+    user: string;
     kind: NotificationKind;
     text: string;
     data?: Record<string, unknown>;
-    createdAt: number;
-  };
-  return { id: raw.id, kind: raw.kind, text: raw.text, data: raw.data ?? null, createdAt: new Date(raw.createdAt) };
+  }): Promise<number> {
+    return this.commands.notify({ ...input, data: input.data, cap: INBOX_MAX });
+  }
+
+  /** `viewer`'s unacknowledged notifications with an id above `after` (0: all of them), oldest first. */
+  async list(viewer: string, { after = 0, first }: { after?: number; first: number }): Promise<Notification[]> {
+    checkPage('first', first, NOTIFICATIONS_PAGE.max);
+    if (first === 0) return [];
+    // Only this service writes the mailbox, with kinds of NOTIFICATION_KINDS.
+    return (await this.commands.notifications({ user: viewer, after, limit: first })) as Notification[];
+  }
+
+  /** Acknowledges every notification of `viewer` up to `upTo`; returns how many remain. */
+  async ack(viewer: string, { upTo }: { upTo: number }): Promise<number> {
+    if (!Number.isSafeInteger(upTo) || upTo < 0) throw badInput('upTo', 'must be a notification id (an integer ≥ 0)');
+    return this.commands.ackNotifications({ user: viewer, upTo });
+  }
 }

@@ -10,16 +10,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput, forbidden, notFound } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/chat/commands.js';
-import type { ChatKeys } from '../../redis/chat/keys.js';
+import type { ChatCommands } from '../../redis/chat/commands.js';
 import { STATUS } from '../../redis/status.js';
-import type { CoordinationKeys } from '../../redis/coordination/keys.js';
-import type { ChatService } from './chats.js';
+import { parseChatId, type ChatService } from './chats.js';
 import type { NotificationService } from './notifications.js';
 import type { QueueService } from '../coordination/queues.js';
 
-export type ScheduledStatus = 'PENDING' | 'SENT' | 'CANCELLED' | 'FAILED';
+/** What becomes of a scheduled message, as its sender sees it; the schema describes each (schema/chat.ts). */
+export const SCHEDULED_STATUSES = ['PENDING', 'SENT', 'CANCELLED', 'FAILED'] as const;
+export type ScheduledStatus = (typeof SCHEDULED_STATUSES)[number];
 
 export interface ScheduledMessage {
   id: string;
@@ -34,6 +33,14 @@ export interface ScheduledMessage {
   reason: string | null;
 }
 
+export interface ScheduledMessageDeps {
+  commands: ChatCommands;
+  chats: ChatService;
+  queues: QueueService;
+  notifications: NotificationService;
+  log: Logger;
+}
+
 /** The task that sends one, on the scheduled-messages queue. */
 export const SEND_SCHEDULED_MESSAGE = 'send-scheduled-message';
 /** Pending scheduled messages per sender and chat; past it, scheduling is BUSY. */
@@ -44,34 +51,50 @@ export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** How far ahead a message may be scheduled. */
 export const AHEAD_MAX_MS = 366 * 24 * 3600 * 1000;
 const ID = /^[A-Za-z0-9_-]{16}$/;
+const DAY_MS = 24 * 3600 * 1000;
+
+/** The status a sender sees of a stored one: SENDING is internal, still pending to the user until it is sent. */
+function statusOf(stored: string): ScheduledStatus {
+  const status = stored === 'SENDING' ? 'PENDING' : stored;
+  if (!(SCHEDULED_STATUSES as readonly string[]).includes(status))
+    throw new Error(`unexpected scheduled message status ${stored}`);
+  return status as ScheduledStatus;
+}
 
 export class ScheduledMessageService {
-  private readonly k: ReturnType<ChatKeys['scheduled']>;
+  private readonly commands: ChatCommands;
+  private readonly chats: ChatService;
+  private readonly queues: QueueService;
+  private readonly notifications: NotificationService;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ChatKeys & CoordinationKeys,
-    private readonly chats: ChatService,
-    private readonly queues: QueueService,
-    private readonly notifications: NotificationService,
-    private readonly log: Logger,
-  ) {
-    this.k = keys.scheduled();
+  constructor(deps: ScheduledMessageDeps) {
+    ({
+      commands: this.commands,
+      chats: this.chats,
+      queues: this.queues,
+      notifications: this.notifications,
+      log: this.log,
+    } = deps);
   }
 
   get queueName(): string {
-    return this.k.queueName;
+    return this.commands.scheduledQueue;
   }
 
-  async scheduleMessage(sender: string, chatId: string, rawText: string, sendAt: Date): Promise<ScheduledMessage> {
-    const text = this.chats.checkText(rawText, 'text');
-    const at = sendAt.getTime();
+  async scheduleMessage(
+    sender: string,
+    input: { chatId: string; text: string; sendAt: Date },
+  ): Promise<ScheduledMessage> {
+    const chatId = parseChatId(input);
+    const text = this.chats.checkText({ text: input.text, argument: 'text' });
+    const at = input.sendAt.getTime();
     if (!Number.isFinite(at)) throw badInput('sendAt', 'must be a date and time');
-    if (at - Date.now() > AHEAD_MAX_MS) throw badInput('sendAt', 'must be at most 366 days ahead');
-    await this.chats.requireMember(chatId, sender);
+    if (at - Date.now() > AHEAD_MAX_MS) throw badInput('sendAt', `must be at most ${AHEAD_MAX_MS / DAY_MS} days ahead`);
+    await this.chats.requireMember(sender, { chatId });
     const id = randomBytes(12).toString('base64url');
     const task = this.queues.newTask({ name: SEND_SCHEDULED_MESSAGE, args: { id } });
-    const created = await commands.scheduleMessage(this.redis, this.keys, {
+    const created = await this.commands.scheduleMessage({
       id,
       chatId,
       sender,
@@ -85,19 +108,20 @@ export class ScheduledMessageService {
         'BUSY',
         `you already have ${PENDING_MAX} messages scheduled in chat ${chatId}; cancel some or wait until they are sent`,
       );
-    const message = await this.get(id);
+    const message = await this.get({ id });
     if (!message) throw new Error(`scheduled message ${id} vanished after it was created`);
     return message;
   }
 
   /** Cancels the viewer's pending scheduled message; false when it is too late (sending or sent already). */
-  async cancelScheduledMessage(viewer: string, id: string): Promise<boolean> {
-    const [chatId, sender] = await this.redis.hmget(this.k.record(checkId(id)), 'chatId', 'sender');
-    if (!chatId || !sender) throw notFound(`scheduled message ${id}`);
-    if (sender !== viewer) throw forbidden(`scheduled message ${id} is not yours`);
-    const result = await commands.cancelScheduledMessage(this.redis, this.keys, {
+  async cancelScheduledMessage(viewer: string, input: { id: string }): Promise<boolean> {
+    const id = checkId(input.id);
+    const owner = await this.commands.scheduledOwner({ id });
+    if (!owner) throw notFound(`scheduled message ${id}`);
+    if (owner.sender !== viewer) throw forbidden(`scheduled message ${id} is not yours`);
+    const result = await this.commands.cancelScheduledMessage({
       id,
-      chatId,
+      chatId: owner.chatId,
       user: viewer,
       retentionMs: RETENTION_MS,
       doneKept: DONE_KEPT,
@@ -110,65 +134,52 @@ export class ScheduledMessageService {
   }
 
   /** The viewer's scheduled messages in a chat they belong to: pending ones, then recently finished, by sendAt. */
-  async list(viewer: string, chatId: string): Promise<ScheduledMessage[]> {
-    await this.chats.requireMember(chatId, viewer);
-    const [pending, done] = await Promise.all([
-      this.redis.zrange(this.k.pending(viewer, chatId), '0', '-1'),
-      this.redis.zrange(this.k.done(viewer, chatId), '0', '-1'),
-    ]);
-    const all = await Promise.all([...pending, ...done].map((id) => this.get(id)));
+  async list(viewer: string, input: { chatId: string }): Promise<ScheduledMessage[]> {
+    const chatId = parseChatId(input);
+    await this.chats.requireMember(viewer, { chatId });
+    const ids = await this.commands.scheduledIds({ sender: viewer, chatId });
+    const all = await Promise.all(ids.map((id) => this.get({ id })));
     return all.filter((m): m is ScheduledMessage => m !== null).sort((a, b) => a.sendAt.getTime() - b.sendAt.getTime());
   }
 
-  async get(id: string): Promise<ScheduledMessage | null> {
-    const r = await this.redis.hgetall(this.k.record(id));
-    if (!r.chatId || !r.sender || r.text === undefined || !r.sendAt || !r.status) return null;
-    return {
-      id,
-      chatId: r.chatId,
-      sender: r.sender,
-      text: r.text,
-      sendAt: new Date(Number(r.sendAt)),
-      // SENDING is internal: to the user it is still pending until it is sent.
-      status: (r.status === 'SENDING' ? 'PENDING' : r.status) as ScheduledStatus,
-      messageId: r.messageId ? Number(r.messageId) : null,
-      reason: r.reason ?? null,
-    };
+  /** Scheduled message `id`; null when there is none (never, or its record expired). */
+  async get({ id }: { id: string }): Promise<ScheduledMessage | null> {
+    const r = await this.commands.scheduledMessage({ id });
+    return r && { id, ...r, status: statusOf(r.status) };
   }
 
   /** The worker's handler: sends scheduled message `id` unless it was cancelled or sent already. */
-  async deliver(id: string): Promise<void> {
-    const claimed = await commands.claimScheduledMessage(this.redis, this.keys, { id });
+  async deliver({ id }: { id: string }): Promise<void> {
+    const claimed = await this.commands.claimScheduledMessage({ id });
     if (claimed?.status !== 'SENDING') return;
     const { chatId, sender, text } = claimed;
-    const finish = (status: 'SENT' | 'FAILED', value: string | number) =>
-      commands.finishScheduledMessage(this.redis, this.keys, {
+    const finish = (outcome: { status: 'SENT'; value: number } | { status: 'FAILED'; value: string }) =>
+      this.commands.finishScheduledMessage({
         id,
         chatId,
         sender,
-        status,
-        value,
+        ...outcome,
         retentionMs: RETENTION_MS,
         doneKept: DONE_KEPT,
       });
     let messageId: number;
     try {
-      messageId = await this.chats.sendScheduled(chatId, sender, text, id);
+      messageId = await this.chats.sendScheduled(sender, { chatId, text, scheduledId: id });
     } catch (err) {
       // Refusals are final (the sender left, the chat is gone); anything else is retried by the queue.
       if (!AppError.is(err) || !['FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT'].includes(err.code)) throw err;
       // Notify first: a crash before finishing repeats the notice rather than losing it.
-      await this.notifications.notify(
-        sender,
-        'scheduleFailed',
-        `your message scheduled for chat ${chatId} was not sent: ${err.message}`,
-        { chatId, scheduledId: id },
-      );
-      await finish('FAILED', err.message);
+      await this.notifications.notify({
+        user: sender,
+        kind: 'scheduleFailed',
+        text: `your message scheduled for chat ${chatId} was not sent: ${err.message}`,
+        data: { chatId, scheduledId: id },
+      });
+      await finish({ status: 'FAILED', value: err.message });
       this.log.info({ scheduledId: id, chatId, sender, reason: err.message }, 'scheduled message failed');
       return;
     }
-    await finish('SENT', messageId);
+    await finish({ status: 'SENT', value: messageId });
   }
 }
 
