@@ -4,6 +4,7 @@
  */
 import type { Logger } from './logger.js';
 import type { Services } from './services/index.js';
+import { SessionService } from './services/users/sessions.js';
 
 /** Who is asking. Whether they are an admin is asked only where it matters (resolvers/auth.ts requireAdmin). */
 export interface Viewer {
@@ -14,6 +15,8 @@ export interface Context {
   viewer: Viewer | null;
   /** The bearer token of this operation, when one was sent and is still valid. */
   token: string | null;
+  /** Why the Authorization sent was not a session (what a refusal tells the client); null when none was sent. */
+  rejected: string | null;
   services: Services;
   log: Logger;
   requestId: string;
@@ -36,15 +39,31 @@ export interface SignedIn extends Context {
 export type Loaders = ReturnType<Services['loaders']>;
 
 /** Extracts the token of an `Authorization: Bearer <token>` value; undefined when absent, null when malformed. */
-export function bearerToken(authorization: unknown): string | null | undefined {
+function bearerToken(authorization: unknown): string | null | undefined {
   if (authorization === undefined || authorization === null || authorization === '') return undefined;
   if (typeof authorization !== 'string') return null;
   const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
   return match?.[1] ?? null;
 }
 
-export async function resolveViewer(services: Services, token: string | null | undefined): Promise<Viewer | null> {
-  if (!token) return null;
+/** What an Authorization value makes of the caller: a viewer, or why it is none (null: nothing was sent). */
+export interface Authentication {
+  viewer: Viewer | null;
+  token: string | null;
+  rejected: string | null;
+}
+
+export const MALFORMED_TOKEN =
+  'the Authorization header is not "Bearer <token>" with a token from signUp or signIn: sign in and send the token it gives';
+export const EXPIRED_TOKEN = 'token expired or revoked: sign in again';
+
+export async function authenticate(services: Services, authorization: unknown): Promise<Authentication> {
+  const token = bearerToken(authorization);
+  if (token === undefined) return { viewer: null, token: null, rejected: null };
+  if (token === null || !SessionService.isWellFormed(token))
+    return { viewer: null, token: null, rejected: MALFORMED_TOKEN };
   const username = await services.sessions.resolve({ token });
-  return username ? { username } : null;
+  return username
+    ? { viewer: { username }, token, rejected: null }
+    : { viewer: null, token: null, rejected: EXPIRED_TOKEN };
 }

@@ -16,7 +16,7 @@ import type {
 import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
-import { bearerToken, resolveViewer, type Context } from '../context.js';
+import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services/index.js';
 import { graphQLError, maskError } from './errors.js';
@@ -73,17 +73,16 @@ export function serveWebSocket(
         if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) throw new Error('socket is closing');
       },
       onConnect: async (ctx) => {
-        const token = bearerToken(ctx.connectionParams?.authorization);
-        if (token === undefined) return true; // anonymous connections may run public operations
-        const viewer = token ? await resolveViewer(services, token) : null;
-        if (!viewer) {
+        const { viewer, token, rejected } = await authenticate(services, ctx.connectionParams?.authorization);
+        if (!rejected && !viewer) return true; // anonymous connections may run public operations
+        if (!viewer || !token) {
           connectionLog(ctx).info('websocket refused: bad or expired token');
           return false; // closes the socket with 4403 Forbidden
         }
         const { socket } = ctx.extra;
         socket.once(
           'close',
-          services.sessions.watch({ token: token! }, () => forbidden(socket)),
+          services.sessions.watch({ token }, () => forbidden(socket)),
         );
         return true;
       },
@@ -122,7 +121,7 @@ export function serveWebSocket(
           opLog.error({ err }, 'websocket operation context failed');
           return [maskError(err, 'Unexpected error.') as GraphQLError];
         }
-        if (bearerToken(ctx.connectionParams?.authorization) && !contextValue.viewer) {
+        if (contextValue.rejected) {
           // The token this socket was opened with has been revoked or has expired.
           forbidden(ctx.extra.socket);
           return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];

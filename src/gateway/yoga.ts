@@ -8,7 +8,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { bearerToken, resolveViewer, type Context } from '../context.js';
+import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services/index.js';
@@ -77,14 +77,17 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
     context: async ({ req, request, requestId, log: requestLog, authorization }): Promise<Context> => {
-      const token = bearerToken(authorization ?? request.headers.get('authorization'));
-      const viewer = await resolveViewer(services, token).catch((err: unknown) => {
+      const { viewer, token, rejected } = await authenticate(
+        services,
+        authorization ?? request.headers.get('authorization'),
+      ).catch((err: unknown) => {
         tagRequestId(err, requestId);
         throw err;
       });
       return {
         viewer,
-        token: viewer ? (token ?? null) : null,
+        token,
+        rejected,
         services,
         log: requestLog,
         requestId,

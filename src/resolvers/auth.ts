@@ -3,7 +3,7 @@ import type { Context, Viewer } from '../context.js';
 import { forbidden, unauthenticated } from '../errors.js';
 
 export function requireViewer(ctx: Context): Viewer {
-  if (!ctx.viewer) throw unauthenticated();
+  if (!ctx.viewer) throw unauthenticated(ctx.rejected ?? undefined);
   return ctx.viewer;
 }
 

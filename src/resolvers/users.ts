@@ -1,9 +1,13 @@
 /** Users, sessions and admin grants: who asks (the schema's scopes), one service call. */
 import type { Context, SignedIn } from '../context.js';
+import { unauthenticated } from '../errors.js';
 import type { Authenticated, User } from '../services/users/users.js';
 
-export const me = (_root: unknown, _args: unknown, ctx: Context): User | null =>
-  ctx.viewer ? { username: ctx.viewer.username } : null;
+/** Null without a token; a token that is no session says so (UNAUTHENTICATED), rather than looking like none. */
+export const me = (_root: unknown, _args: unknown, ctx: Context): User | null => {
+  if (ctx.rejected) throw unauthenticated(ctx.rejected);
+  return ctx.viewer ? { username: ctx.viewer.username } : null;
+};
 
 export const users = (_root: unknown, args: { prefix: string; first: number }, ctx: Context): Promise<User[]> =>
   ctx.services.users.search(args);

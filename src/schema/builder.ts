@@ -14,9 +14,9 @@ import { forbidden, unauthenticated } from '../errors.js';
 
 const ROOTS = new Set(['Query', 'Mutation', 'Subscription']);
 
-/** The refusal of a scope: who is not signed in must sign in; a signed-in user is not an admin. */
+/** The refusal of a scope: who is not signed in must sign in (again, when a token was refused); an admin is needed. */
 function refusal(ctx: Context, info: GraphQLResolveInfo): Error {
-  if (!ctx.viewer) return unauthenticated();
+  if (!ctx.viewer) return unauthenticated(ctx.rejected ?? undefined);
   return forbidden(ROOTS.has(info.parentType.name) ? 'only an admin may do this' : 'only an admin may see this field');
 }
 

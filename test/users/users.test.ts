@@ -37,8 +37,36 @@ describe('sign up, sign in, sign out', () => {
     expect(r.data?.signUp.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
     expect((await t.gql(ME, {}, r.data!.signUp.token)).data).toEqual({ me: { id: name, username: name } });
-    expect((await t.gql(ME)).data).toEqual({ me: null });
-    expect((await t.gql(ME, {}, 'not-a-real-token-but-43-characters-long-xxx')).data).toEqual({ me: null });
+    const anonymous = await t.gql(ME);
+    expect(anonymous.data).toEqual({ me: null });
+    expect(anonymous.errors).toBeUndefined();
+  });
+
+  it('says a token was refused (UNAUTHENTICATED, what to do) rather than answer as if none was sent', async () => {
+    const refused = (r: { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }) => ({
+      data: r.data,
+      code: r.errors?.[0]?.extensions?.code,
+      message: r.errors?.[0]?.message,
+    });
+    const unknown = 'not-a-real-token-but-43-characters-long-xxx';
+    expect(refused(await t.gql(ME, {}, unknown))).toEqual({
+      data: { me: null },
+      code: 'UNAUTHENTICATED',
+      message: 'token expired or revoked: sign in again',
+    });
+    // A mis-pasted token (cut short, or "Bearer" twice) is not one the gateway issues.
+    for (const token of ['abc', `Bearer ${unknown}`]) {
+      expect(refused(await t.gql(ME, {}, token))).toMatchObject({
+        code: 'UNAUTHENTICATED',
+        message: expect.stringMatching(/^the Authorization header is not "Bearer <token>"/) as unknown,
+      });
+    }
+    // Fields that need a viewer say the same; public ones still run.
+    expect(refused(await t.gql('{ chats { id } }', {}, unknown))).toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: 'token expired or revoked: sign in again',
+    });
+    expect((await t.gql(SIGN_UP, { u: uniqueName('fresh'), p: 'password123' }, unknown)).errors).toBeUndefined();
   });
 
   it('treats usernames case-insensitively: stored in lower case, CONFLICT on any case', async () => {
@@ -105,7 +133,9 @@ describe('sign up, sign in, sign out', () => {
     const { token } = await t.signUp();
     expect((await t.gql(ME, {}, token)).data?.me).not.toBeNull();
     expect((await t.gql('mutation { signOut }', {}, token)).data).toEqual({ signOut: true });
-    expect((await t.gql(ME, {}, token)).data).toEqual({ me: null });
+    const after = await t.gql(ME, {}, token);
+    expect(after.data).toEqual({ me: null });
+    expect(after.errors?.[0]?.message).toBe('token expired or revoked: sign in again');
     expect((await t.gql('mutation { signOut }', {}, token)).data).toEqual({ signOut: false });
   });
 
