@@ -6,8 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { badInput, forbidden, notFound } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/documents/commands.js';
+import type { DocumentCommands, DocumentState, Shard } from '../../redis/documents/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import { whileChanged } from '../shared/changes.js';
 import { userText } from '../shared/text.js';
@@ -37,13 +36,23 @@ export function parseDocumentId(raw: string, argument = 'id'): string {
   return raw;
 }
 
+export interface DocumentServiceDeps {
+  commands: DocumentCommands;
+  shards: Shards;
+  admins: AdminService;
+  /** SEARCH_TITLE_WEIGHT and MAX_DOCUMENT_BYTES. */
+  options: { titleWeight: number; documentBytes: number };
+}
+
 export class DocumentService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly shards: Shards,
-    private readonly admins: AdminService,
-    private readonly options: { titleWeight: number; documentBytes: number },
-  ) {}
+  private readonly commands: DocumentCommands;
+  private readonly shards: Shards;
+  private readonly admins: AdminService;
+  private readonly options: { titleWeight: number; documentBytes: number };
+
+  constructor(deps: DocumentServiceDeps) {
+    ({ commands: this.commands, shards: this.shards, admins: this.admins, options: this.options } = deps);
+  }
 
   /** Creates or replaces document `id` as `user` (only its author or an admin replaces it). */
   async indexDocument(user: string, rawId: string, rawTitle: string, rawContent: string): Promise<Document> {
@@ -57,7 +66,8 @@ export class DocumentService {
     let author = user;
     const stored = await this.change(id, user, (shard, state, isAdmin) => {
       author = state.author ?? user;
-      return commands.indexDocument(this.redis, shard, {
+      return this.commands.indexDocument({
+        shard,
         id,
         expected: state.version,
         user,
@@ -79,7 +89,7 @@ export class DocumentService {
   async deleteDocument(user: string, rawId: string): Promise<boolean> {
     const id = parseDocumentId(rawId);
     return this.change(id, user, (shard, state, isAdmin) =>
-      commands.deleteDocument(this.redis, shard, { id, expected: state.version, user, isAdmin, words: state.words }),
+      this.commands.deleteDocument({ shard, id, expected: state.version, user, isAdmin, words: state.words }),
     );
   }
 
@@ -87,7 +97,7 @@ export class DocumentService {
   async voteDocument(user: string, rawId: string): Promise<Document> {
     const id = parseDocumentId(rawId);
     await this.shards.ready();
-    const votes = await commands.voteDocument(this.redis, this.shards.of(id), { id, user });
+    const votes = await this.commands.voteDocument({ shard: this.shards.of(id), id, user });
     if (isRefused(votes)) throw refusal(votes, id);
     return this.documentNow(id, user);
   }
@@ -107,7 +117,7 @@ export class DocumentService {
     const out: (DocumentSummary | Document | null)[] = ids.map(() => null);
     await Promise.all(
       [...this.shards.group(ids)].map(async ([shard, group]) => {
-        const stored = await commands.readDocuments(this.redis, shard, { ids: group.ids, viewer, content });
+        const stored = await this.commands.readDocuments({ shard, ids: group.ids, viewer, content });
         stored.forEach((d, i) => {
           if (!d) return;
           const { updatedMs, ...rest } = d;
@@ -132,12 +142,12 @@ export class DocumentService {
   private async change<T>(
     id: string,
     user: string,
-    run: (shard: ReturnType<Shards['of']>, state: commands.DocumentState, isAdmin: boolean) => Promise<T | Refused>,
+    run: (shard: Shard, state: DocumentState, isAdmin: boolean) => Promise<T | Refused>,
   ): Promise<T> {
     await this.shards.ready();
     const shard = this.shards.of(id);
     const result = await whileChanged(`document "${id}"`, async () => {
-      const state = await commands.readDocumentState(this.redis, shard, id);
+      const state = await this.commands.readDocumentState({ shard, id });
       const isAdmin = state.author !== null && state.author !== user && (await this.admins.isAdmin({ username: user }));
       return run(shard, state, isAdmin);
     });

@@ -1,6 +1,6 @@
 /** The documents domain: documents, votes and search over the sharded chapter-7 index. */
 import DataLoader from 'dataloader';
-import { documentKeys } from '../../redis/documents/keys.js';
+import { documentCommands } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { AdminService } from '../users/admins.js';
@@ -19,11 +19,14 @@ export function createDocuments(
   { redis, space, config, log }: Base,
   { admins, semaphores }: { admins: AdminService; semaphores: SemaphoreService },
 ): Domain<{ documents: DocumentService; search: SearchService }, DocumentLoaders> {
-  const keys = documentKeys(space);
-  const shards = new Shards(redis, keys, config.search.shards);
-  const documents = new DocumentService(redis, shards, admins, config.search);
+  const commands = documentCommands(redis, space);
+  const shards = new Shards({ commands, count: config.search.shards });
+  const documents = new DocumentService({ commands, shards, admins, options: config.search });
   return {
-    services: { documents, search: new SearchService(redis, shards, semaphores, keys, config.search, log) },
+    services: {
+      documents,
+      search: new SearchService({ commands, shards, semaphores, options: config.search, log }),
+    },
     loaders: (viewer) => ({
       documents: new DataLoader((ids) => documents.documents(ids, viewer)),
       documentSummaries: new DataLoader((ids) => documents.summaries(ids, viewer)),

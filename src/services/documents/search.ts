@@ -9,13 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/documents/commands.js';
-import type { ShardSort } from '../../redis/documents/commands.js';
-import type { DocumentKeys } from '../../redis/documents/keys.js';
+import type { DocumentCommands, Entry, ShardSort } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import { checkPage } from '../shared/paging.js';
-import { pairs } from '../../redis/replies.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
 
@@ -72,21 +68,39 @@ const BM25 = { k1: 1.2, b: 0.75 };
 const HOLD_MS = 30_000;
 const RESULT_ID = /^[A-Za-z0-9_-]{22}$/;
 
+/** The SEARCH_* settings a search reads. */
+export interface SearchOptions {
+  prefixMax: number;
+  resultTtlSeconds: number;
+  resultMax: number;
+  resultsPerUser: number;
+  concurrency: number;
+}
+
+export interface SearchServiceDeps {
+  commands: DocumentCommands;
+  shards: Shards;
+  semaphores: SemaphoreService;
+  options: SearchOptions;
+  log: Logger;
+}
+
 export class SearchService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly shards: Shards,
-    private readonly semaphores: SemaphoreService,
-    private readonly keys: DocumentKeys,
-    private readonly options: {
-      prefixMax: number;
-      resultTtlSeconds: number;
-      resultMax: number;
-      resultsPerUser: number;
-      concurrency: number;
-    },
-    private readonly log: Logger,
-  ) {}
+  private readonly commands: DocumentCommands;
+  private readonly shards: Shards;
+  private readonly semaphores: SemaphoreService;
+  private readonly options: SearchOptions;
+  private readonly log: Logger;
+
+  constructor(deps: SearchServiceDeps) {
+    ({
+      commands: this.commands,
+      shards: this.shards,
+      semaphores: this.semaphores,
+      options: this.options,
+      log: this.log,
+    } = deps);
+  }
 
   async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
     checkPage('first', args.first, SEARCH_PAGE_MAX);
@@ -144,7 +158,8 @@ export class SearchService {
     const parts = plan.matchable
       ? await Promise.all(
           this.shards.all.map((shard) =>
-            commands.searchDocuments(this.redis, shard, {
+            this.commands.searchDocuments({
+              shard,
               resultId,
               sort: page.sort,
               ttlSeconds: this.options.resultTtlSeconds,
@@ -159,19 +174,19 @@ export class SearchService {
         )
       : this.shards.all.map(() => ({ total: 0, top: [] }));
     const counts = parts.map((p) => p.total);
-    const description: Description = { fingerprint, counts, terms: plan.terms };
     const saved = Promise.all([
-      commands.saveResult(this.redis, this.shards.of(resultId), {
+      this.commands.saveResult({
+        home: this.shards.of(resultId),
         resultId,
         ttlSeconds: this.options.resultTtlSeconds,
-        description: JSON.stringify(description),
+        description: { fingerprint, counts, terms: plan.terms },
       }),
       this.track(user, resultId, false),
     ]);
     const hits =
       end <= DEEP_FROM
         ? await this.shallowPage(
-            parts.map((p) => pairs(p.top)),
+            parts.map((p) => p.top),
             page,
           )
         : ((await this.deepPage(resultId, counts, page)) ?? []);
@@ -187,12 +202,13 @@ export class SearchService {
     if (!RESULT_ID.test(resultId)) return null;
     const end = page.offset + page.first;
     const deep = end > DEEP_FROM;
-    const stored = await commands.readResult(this.redis, this.shards.of(resultId), {
+    const stored = await this.commands.readResult({
+      home: this.shards.of(resultId),
       resultId,
       ttlSeconds: this.options.resultTtlSeconds,
       ...(deep && { merged: { offset: page.offset, count: page.first } }),
     });
-    const meta = stored.description ? (JSON.parse(stored.description) as Description) : null;
+    const meta = stored.description;
     if (meta?.fingerprint !== fingerprint) return null;
     const { counts } = meta;
     const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
@@ -204,7 +220,7 @@ export class SearchService {
     } else if (stored.merged) {
       // the shards' sets are renewed with the copy, for the pages to come
       void this.readShards(resultId, counts, 0).catch(warn('renew'));
-      hits = fromMerged(page, stored.merged);
+      hits = scored(page, stored.merged);
     } else hits = await this.deepPage(resultId, counts, page);
     return hits && { resultId, totalCount: sum(counts), hits, terms: meta.terms };
   }
@@ -213,15 +229,14 @@ export class SearchService {
   private async deepPage(resultId: string, counts: number[], page: Page): Promise<SearchHit[] | null> {
     const lists = await this.readShards(resultId, counts, this.options.resultMax);
     if (!lists) return null;
-    const merged = (await this.merge(page.sort, lists))
-      .slice(0, this.options.resultMax)
-      .map(([id, score]) => `${score} ${id}`);
-    await commands.saveMerged(this.redis, this.shards.of(resultId), {
+    const merged = (await this.merge(page.sort, lists)).slice(0, this.options.resultMax);
+    await this.commands.saveMerged({
+      home: this.shards.of(resultId),
       resultId,
       ttlSeconds: this.options.resultTtlSeconds,
       entries: merged,
     });
-    return fromMerged(page, merged.slice(page.offset, page.offset + page.first));
+    return scored(page, merged.slice(page.offset, page.offset + page.first));
   }
 
   /**
@@ -229,7 +244,8 @@ export class SearchService {
    * used past SEARCH_RESULTS_PER_USER, so that one user's live result sets stay few however fast they search.
    */
   private async track(user: string, resultId: string, touch: boolean): Promise<void> {
-    const evicted = await commands.trackResult(this.redis, this.keys.userResults(user), {
+    const evicted = await this.commands.trackResult({
+      user,
       resultId,
       max: this.options.resultsPerUser,
       ttlSeconds: this.options.resultTtlSeconds,
@@ -238,30 +254,30 @@ export class SearchService {
     await Promise.all(
       evicted.flatMap((old) =>
         this.shards.all.map((shard) =>
-          commands.deleteResult(this.redis, shard, { resultId: old, home: shard === this.shards.of(old) }),
+          this.commands.deleteResult({ shard, resultId: old, home: shard === this.shards.of(old) }),
         ),
       ),
     );
   }
 
   /** Every shard's first `top` entries of a result, renewing their TTL; null when one has expired. */
-  private async readShards(resultId: string, counts: number[], top: number): Promise<[string, number][][] | null> {
+  private async readShards(resultId: string, counts: number[], top: number): Promise<Entry[][] | null> {
     const ttlSeconds = this.options.resultTtlSeconds;
     const lists = await Promise.all(
       this.shards.all.map(async (shard, i) =>
-        counts[i] ? commands.readHits(this.redis, shard, { resultId, ttlSeconds, top }) : [],
+        counts[i] ? this.commands.readHits({ shard, resultId, ttlSeconds, top }) : [],
       ),
     );
-    return lists.some((l) => l === null) ? null : lists.map((l) => pairs(l!));
+    return lists.some((l) => l === null) ? null : (lists as Entry[][]);
   }
 
   /** A page within the first DEEP_FROM results, from the shards' first entries. */
-  private async shallowPage(lists: [string, number][][], page: Page): Promise<SearchHit[]> {
+  private async shallowPage(lists: Entry[][], page: Page): Promise<SearchHit[]> {
     return scored(page, (await this.merge(page.sort, lists)).slice(page.offset, page.offset + page.first));
   }
 
   /** Every shard's entries in one order: the sort's, ties by id (title sorts compare the lower-cased titles). */
-  private async merge(sort: DocumentSort, lists: [string, number][][]): Promise<[string, number][]> {
+  private async merge(sort: DocumentSort, lists: Entry[][]): Promise<Entry[]> {
     const all = lists.flat();
     if (sort === 'ID_DESC') return all.sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0));
     if (sort !== 'TITLE_ASC' && sort !== 'TITLE_DESC') return all.sort(([a, x], [b, y]) => x - y || byId(a, b));
@@ -269,7 +285,7 @@ export class SearchService {
     await Promise.all(
       lists.map(async (list, i) => {
         const ids = list.map(([id]) => id);
-        const found = await commands.readTitles(this.redis, this.shards.all[i]!, ids);
+        const found = await this.commands.readTitles({ shard: this.shards.all[i]!, ids });
         ids.forEach((id, j) => titles.set(id, Buffer.from(found[j]!)));
       }),
     );
@@ -283,7 +299,7 @@ export class SearchService {
     const found = new Map<string, string[]>();
     if (prefixes.length > 0) {
       const replies = await Promise.all(
-        this.shards.all.map((shard) => commands.expandPrefixes(this.redis, shard, { prefixes, scanMax: PREFIX_SCAN })),
+        this.shards.all.map((shard) => this.commands.expandPrefixes({ shard, prefixes, scanMax: PREFIX_SCAN })),
       );
       prefixes.forEach((prefix, i) => {
         const df = new Map<string, number>();
@@ -300,9 +316,7 @@ export class SearchService {
 
   /** BM25's idf per group and the average document length, over every shard. */
   private async stats(groups: string[][]): Promise<{ idf: number[]; avgLength: number }> {
-    const parts = await Promise.all(
-      this.shards.all.map((shard) => commands.searchStats(this.redis, shard, { groups })),
-    );
+    const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
     const documents = sum(parts.map((p) => p.documents));
     const lengthSum = sum(parts.map((p) => p.lengthSum));
     return {
@@ -324,13 +338,6 @@ interface Page {
 /** The relevance statistics of a search by another sort (unused). */
 const NO_STATS = { idf: [] as number[], avgLength: 1 };
 
-/** What a result's description holds: which query it answers, each shard's matches, the query's words. */
-interface Description {
-  fingerprint: string;
-  counts: number[];
-  terms: string[];
-}
-
 /** A new search's words and statistics; `matchable` is false when a prefix expanded to no word. */
 interface Plan {
   groups: string[][];
@@ -351,19 +358,8 @@ function rankWeights(w: RankWeights | null | undefined): RankWeights {
   return weights;
 }
 
-/** A page's hits from entries of a merged copy ("<score> <id>"). */
-function fromMerged(page: Page, entries: string[]): SearchHit[] {
-  return scored(
-    page,
-    entries.map((e) => {
-      const space = e.indexOf(' ');
-      return [e.slice(space + 1), Number(e.slice(0, space))];
-    }),
-  );
-}
-
 /** A page's hits with the score of the sort: updatedAt in seconds, votes, the weighted sum, BM25, or a position. */
-function scored(page: Page, entries: [string, number][]): SearchHit[] {
+function scored(page: Page, entries: readonly Entry[]): SearchHit[] {
   return entries.map(([id, stored], i) => {
     switch (page.sort) {
       case 'UPDATED_DESC':
