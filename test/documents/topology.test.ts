@@ -21,9 +21,9 @@ beforeAll(async () => {
   const corpus = loadCorpus({ every: 20 });
   for (const [i, d] of corpus.entries()) {
     for (const s of [here, there]) {
-      await s.services.documents.indexDocument('writer', d.id, d.title, d.content);
-      if (i % 7 === 0) await s.services.documents.voteDocument('voter1', d.id);
-      if (i % 21 === 0) await s.services.documents.voteDocument('voter2', d.id);
+      await s.services.documents.indexDocument('writer', d);
+      if (i % 7 === 0) await s.services.documents.voteDocument('voter1', d);
+      if (i % 21 === 0) await s.services.documents.voteDocument('voter2', d);
     }
     await new Promise((r) => setTimeout(r, 1)); // distinct update times, so ties by time are ties on both
   }

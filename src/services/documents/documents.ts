@@ -31,8 +31,9 @@ export interface Document extends DocumentSummary {
 const DOCUMENT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const TITLE_MAX = 200;
 
-export function parseDocumentId(raw: string, argument = 'id'): string {
-  if (!DOCUMENT_ID.test(raw)) throw badInput(argument, 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
+/** A document id as given (the `id` argument); BAD_USER_INPUT when it cannot be one. */
+export function parseDocumentId(raw: string): string {
+  if (!DOCUMENT_ID.test(raw)) throw badInput('id', 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
   return raw;
 }
 
@@ -55,16 +56,16 @@ export class DocumentService {
   }
 
   /** Creates or replaces document `id` as `user` (only its author or an admin replaces it). */
-  async indexDocument(user: string, rawId: string, rawTitle: string, rawContent: string): Promise<Document> {
-    const id = parseDocumentId(rawId);
-    const title = userText(rawTitle, 'title', TITLE_MAX);
-    const content = rawContent.toWellFormed();
+  async indexDocument(user: string, input: { id: string; title: string; content: string }): Promise<Document> {
+    const id = parseDocumentId(input.id);
+    const title = userText(input.title, 'title', TITLE_MAX);
+    const content = input.content.toWellFormed();
     if (Buffer.byteLength(content) > this.options.documentBytes)
       throw badInput('content', `must be at most ${this.options.documentBytes} bytes of UTF-8`);
-    const { frequencies, length } = termFrequencies(title, content, this.options.titleWeight);
+    const { frequencies, length } = termFrequencies({ title, content, titleWeight: this.options.titleWeight });
     const key = titleKey(title);
     let author = user;
-    const stored = await this.change(id, user, (shard, state, isAdmin) => {
+    const stored = await this.change({ id, user }, (shard, state, isAdmin) => {
       author = state.author ?? user;
       return this.commands.indexDocument({
         shard,
@@ -86,33 +87,36 @@ export class DocumentService {
   }
 
   /** Deletes document `id` as `user` (its author or an admin); false when there was none. */
-  async deleteDocument(user: string, rawId: string): Promise<boolean> {
-    const id = parseDocumentId(rawId);
-    return this.change(id, user, (shard, state, isAdmin) =>
+  async deleteDocument(user: string, input: { id: string }): Promise<boolean> {
+    const id = parseDocumentId(input.id);
+    return this.change({ id, user }, (shard, state, isAdmin) =>
       this.commands.deleteDocument({ shard, id, expected: state.version, user, isAdmin, words: state.words }),
     );
   }
 
   /** `user` votes for document `id`, once (voting again changes nothing). */
-  async voteDocument(user: string, rawId: string): Promise<Document> {
-    const id = parseDocumentId(rawId);
+  async voteDocument(user: string, input: { id: string }): Promise<Document> {
+    const id = parseDocumentId(input.id);
     await this.shards.ready();
     const votes = await this.commands.voteDocument({ shard: this.shards.of(id), id, user });
     if (isRefused(votes)) throw refusal(votes, id);
-    return this.documentNow(id, user);
+    return this.documentNow({ id, user });
   }
 
-  /** Documents `ids` as `viewer` sees them (null where none), one round trip per shard. */
-  documents(ids: readonly string[], viewer: string | null): Promise<(Document | null)[]> {
-    return this.read(ids, viewer, true) as Promise<(Document | null)[]>;
+  /**
+   * Documents `ids` of the index as `viewer` sees them (null where none), one round trip per shard. The ids are not
+   * parsed (they come from the index, or were parsed by the caller).
+   */
+  documents(input: { ids: readonly string[]; viewer: string | null }): Promise<(Document | null)[]> {
+    return this.read({ ...input, content: true }) as Promise<(Document | null)[]>;
   }
 
   /** The same without their content, which may be most of their bytes. */
-  summaries(ids: readonly string[], viewer: string | null): Promise<(DocumentSummary | null)[]> {
-    return this.read(ids, viewer, false);
+  summaries(input: { ids: readonly string[]; viewer: string | null }): Promise<(DocumentSummary | null)[]> {
+    return this.read({ ...input, content: false });
   }
 
-  private async read(ids: readonly string[], viewer: string | null, content: boolean) {
+  private async read({ ids, viewer, content }: { ids: readonly string[]; viewer: string | null; content: boolean }) {
     await this.shards.ready();
     const out: (DocumentSummary | Document | null)[] = ids.map(() => null);
     await Promise.all(
@@ -129,8 +133,8 @@ export class DocumentService {
   }
 
   /** The document as it is now (after a change by `user`). */
-  private async documentNow(id: string, user: string): Promise<Document> {
-    const [doc] = await this.documents([id], user);
+  private async documentNow({ id, user }: { id: string; user: string }): Promise<Document> {
+    const [doc] = await this.documents({ ids: [id], viewer: user });
     if (!doc) throw notFound(`document "${id}"`);
     return doc;
   }
@@ -140,8 +144,7 @@ export class DocumentService {
    * document come between. Whether `user` is an admin is asked only when the document is someone else's.
    */
   private async change<T>(
-    id: string,
-    user: string,
+    { id, user }: { id: string; user: string },
     run: (shard: Shard, state: DocumentState, isAdmin: boolean) => Promise<T | Refused>,
   ): Promise<T> {
     await this.shards.ready();

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
 import type { DocumentCommands, Entry, ShardSort } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
-import { checkPage } from '../shared/paging.js';
+import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
 
@@ -28,14 +28,24 @@ export const DOCUMENT_SORTS: readonly DocumentSort[] = [
   'RELEVANCE',
 ];
 
+export const DEFAULT_SORT: DocumentSort = 'UPDATED_DESC';
+
+/** RANKED's weights: it orders by `updated * updatedAt (seconds) + votes * votes`, highest first. */
 export interface RankWeights {
   updated: number;
   votes: number;
 }
+/** RANKED's weights when none are given, and each weight's default (the book's search_and_zsort: by time). */
+export const DEFAULT_RANK_WEIGHTS: Readonly<RankWeights> = { updated: 1, votes: 0 };
+
+export const SEARCH_PAGE: Page = { default: 10, max: 100 };
+/** Results skipped before the page. */
+export const DEFAULT_OFFSET = 0;
 
 export interface SearchArgs {
   query: string;
   sort: DocumentSort;
+  /** RANKED only; DEFAULT_RANK_WEIGHTS when null. */
   weights?: RankWeights | null;
   first: number;
   offset: number;
@@ -56,14 +66,14 @@ export interface DocumentSearch {
   terms: string[];
 }
 
-export const SEARCH_PAGE_MAX = 100;
 /** Pages ending within the first DEEP_FROM results merge the shards' first entries; deeper ones the merged copy. */
 export const DEEP_FROM = 100;
 /** The weights of RANKED are at most this large (either sign). */
 export const RANK_WEIGHT_MAX = 1e6;
 /** Matching words of one prefix each shard considers (then the SEARCH_PREFIX_MAX most frequent are kept). */
 export const PREFIX_SCAN = 10_000;
-const BM25 = { k1: 1.2, b: 0.75 };
+/** RELEVANCE's BM25 parameters. */
+export const BM25 = { k1: 1.2, b: 0.75 } as const;
 /** A search holds its semaphore place at most this long (a process that died frees it then). */
 const HOLD_MS = 30_000;
 const RESULT_ID = /^[A-Za-z0-9_-]{22}$/;
@@ -103,7 +113,7 @@ export class SearchService {
   }
 
   async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
-    checkPage('first', args.first, SEARCH_PAGE_MAX);
+    checkPage('first', args.first, SEARCH_PAGE.max);
     if (!Number.isInteger(args.offset) || args.offset < 0 || args.offset > this.options.resultMax)
       throw badInput('offset', `must be between 0 and ${this.options.resultMax}`);
     if (!DOCUMENT_SORTS.includes(args.sort)) throw badInput('sort', `must be one of ${DOCUMENT_SORTS.join(', ')}`);
@@ -118,7 +128,8 @@ export class SearchService {
     const [acquired, found] = await Promise.allSettled([
       this.semaphores.acquire({ name, limit: this.options.concurrency, timeoutMs: HOLD_MS }),
       (async () =>
-        (args.resultId ? await this.reuse(user, args.resultId, fingerprint, page) : null) ?? this.plan(query, page))(),
+        (args.resultId ? await this.reuse({ user, resultId: args.resultId, fingerprint, page }) : null) ??
+        this.plan(query, page))(),
     ]);
     const holder = acquired.status === 'fulfilled' ? acquired.value : null;
     try {
@@ -127,7 +138,7 @@ export class SearchService {
         throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
       if (found.status === 'rejected') throw found.reason;
       const ready = found.value;
-      return 'resultId' in ready ? ready : await this.search(user, ready, weights, fingerprint, page);
+      return 'resultId' in ready ? ready : await this.search({ user, plan: ready, weights, fingerprint, page });
     } finally {
       // not waited for: the next command from this process on the same key is sent after it
       if (holder)
@@ -136,7 +147,7 @@ export class SearchService {
   }
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
-  private async plan(query: ParsedQuery, page: Page): Promise<Plan> {
+  private async plan(query: ParsedQuery, page: Asked): Promise<Plan> {
     const expanded = await this.expand([...query.groups.flat(), ...query.exclude]);
     const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
     const groups = query.groups.map(words);
@@ -146,13 +157,19 @@ export class SearchService {
   }
 
   /** Runs a planned query in every shard; the new result's page. */
-  private async search(
-    user: string,
-    plan: Plan,
-    weights: RankWeights | null,
-    fingerprint: string,
-    page: Page,
-  ): Promise<DocumentSearch> {
+  private async search({
+    user,
+    plan,
+    weights,
+    fingerprint,
+    page,
+  }: {
+    user: string;
+    plan: Plan;
+    weights: RankWeights | null;
+    fingerprint: string;
+    page: Asked;
+  }): Promise<DocumentSearch> {
     const resultId = randomBytes(16).toString('base64url');
     const end = page.offset + page.first;
     const parts = plan.matchable
@@ -181,7 +198,7 @@ export class SearchService {
         ttlSeconds: this.options.resultTtlSeconds,
         description: { fingerprint, counts, terms: plan.terms },
       }),
-      this.track(user, resultId, false),
+      this.track({ user, resultId, touch: false }),
     ]);
     const hits =
       end <= DEEP_FROM
@@ -198,7 +215,17 @@ export class SearchService {
    * The page of a live result of the same query; null when it expired (or is unknown, or of another query). A deep
    * page comes with the description, in one round trip, when the merged copy exists: it costs no more than page 1.
    */
-  private async reuse(user: string, resultId: string, fingerprint: string, page: Page): Promise<DocumentSearch | null> {
+  private async reuse({
+    user,
+    resultId,
+    fingerprint,
+    page,
+  }: {
+    user: string;
+    resultId: string;
+    fingerprint: string;
+    page: Asked;
+  }): Promise<DocumentSearch | null> {
     if (!RESULT_ID.test(resultId)) return null;
     const end = page.offset + page.first;
     const deep = end > DEEP_FROM;
@@ -212,7 +239,7 @@ export class SearchService {
     if (meta?.fingerprint !== fingerprint) return null;
     const { counts } = meta;
     const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
-    void this.track(user, resultId, true).catch(warn('track'));
+    void this.track({ user, resultId, touch: true }).catch(warn('track'));
     let hits: SearchHit[] | null;
     if (!deep) {
       const lists = await this.readShards(resultId, counts, end);
@@ -226,7 +253,7 @@ export class SearchService {
   }
 
   /** A page past DEEP_FROM, making the merged copy of the shards' orders; null when the result expired. */
-  private async deepPage(resultId: string, counts: number[], page: Page): Promise<SearchHit[] | null> {
+  private async deepPage(resultId: string, counts: number[], page: Asked): Promise<SearchHit[] | null> {
     const lists = await this.readShards(resultId, counts, this.options.resultMax);
     if (!lists) return null;
     const merged = (await this.merge(page.sort, lists)).slice(0, this.options.resultMax);
@@ -243,7 +270,7 @@ export class SearchService {
    * Notes a user's new result (or use of one, `touch`) in their list of live results; deletes their least recently
    * used past SEARCH_RESULTS_PER_USER, so that one user's live result sets stay few however fast they search.
    */
-  private async track(user: string, resultId: string, touch: boolean): Promise<void> {
+  private async track({ user, resultId, touch }: { user: string; resultId: string; touch: boolean }): Promise<void> {
     const evicted = await this.commands.trackResult({
       user,
       resultId,
@@ -272,7 +299,7 @@ export class SearchService {
   }
 
   /** A page within the first DEEP_FROM results, from the shards' first entries. */
-  private async shallowPage(lists: Entry[][], page: Page): Promise<SearchHit[]> {
+  private async shallowPage(lists: Entry[][], page: Asked): Promise<SearchHit[]> {
     return scored(page, (await this.merge(page.sort, lists)).slice(page.offset, page.offset + page.first));
   }
 
@@ -329,7 +356,8 @@ export class SearchService {
   }
 }
 
-interface Page {
+/** The page a search asks for. */
+interface Asked {
   sort: DocumentSort;
   offset: number;
   first: number;
@@ -351,7 +379,8 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function rankWeights(w: RankWeights | null | undefined): RankWeights {
-  const weights = { updated: w?.updated ?? 1, votes: w?.votes ?? 0 };
+  const { updated, votes } = w ?? DEFAULT_RANK_WEIGHTS;
+  const weights = { updated, votes };
   for (const [name, value] of Object.entries(weights))
     if (!Number.isFinite(value) || Math.abs(value) > RANK_WEIGHT_MAX)
       throw badInput(`weights.${name}`, `must be a number from -${RANK_WEIGHT_MAX} to ${RANK_WEIGHT_MAX}`);
@@ -359,7 +388,7 @@ function rankWeights(w: RankWeights | null | undefined): RankWeights {
 }
 
 /** A page's hits with the score of the sort: updatedAt in seconds, votes, the weighted sum, BM25, or a position. */
-function scored(page: Page, entries: readonly Entry[]): SearchHit[] {
+function scored(page: Asked, entries: readonly Entry[]): SearchHit[] {
   return entries.map(([id, stored], i) => {
     switch (page.sort) {
       case 'UPDATED_DESC':
