@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
 import { parseQuery } from '../src/services/documents/query.js';
-import type { DocumentSort } from '../src/services/documents/search.js';
+import type { DocumentSort } from '../src/services/documents/sorts.js';
 import { wordsOf } from '../src/services/documents/text.js';
 import { createServices } from '../src/services/index.js';
 import { loadCorpus, type CorpusDocument } from '../test/support/corpus.js';

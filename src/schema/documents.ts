@@ -1,24 +1,22 @@
 import * as resolvers from '../resolvers/documents.js';
 import type { Document, DocumentSummary } from '../services/documents/documents.js';
 import type { DocumentHit } from '../services/documents/snippets.js';
-import type { DocumentSearch } from '../services/documents/search.js';
 import { builder } from './builder.js';
 import { UserType } from './users.js';
 import { TITLE_MAX } from '../services/documents/documents.js';
 import { QUERY_MAX_CHARS, QUERY_MAX_WORDS } from '../services/documents/query.js';
+import { BM25, DEFAULT_OFFSET, SEARCH_PAGE, type DocumentSearch } from '../services/documents/search.js';
 import {
-  BM25,
-  DEFAULT_OFFSET,
   DEFAULT_RANK_WEIGHTS,
   DEFAULT_SORT,
   DOCUMENT_SORTS,
   RANK_WEIGHT_MAX,
-  SEARCH_PAGE,
-} from '../services/documents/search.js';
+  type DocumentSort,
+} from '../services/documents/sorts.js';
 import { SNIPPET_CHARS } from '../services/documents/snippets.js';
 import { firstArg } from './args.js';
 
-const SORT_DESCRIPTIONS: Record<(typeof DOCUMENT_SORTS)[number], string> = {
+const SORT_DESCRIPTIONS = {
   UPDATED_DESC: 'Most recently updated first.',
   UPDATED_ASC: 'Least recently updated first.',
   VOTES_DESC: 'Most votes first.',
@@ -29,12 +27,12 @@ const SORT_DESCRIPTIONS: Record<(typeof DOCUMENT_SORTS)[number], string> = {
   RANKED:
     "`weights.updated * updatedAt (seconds) + weights.votes * votes`, highest first (the book's search_and_zsort).",
   RELEVANCE: `BM25 (k1 = ${BM25.k1}, b = ${BM25.b}) over title and content, a title word counting SEARCH_TITLE_WEIGHT times.`,
-};
+} satisfies Record<DocumentSort, string>;
 
 const DocumentSortType = builder.enumType('DocumentSort', {
   description: 'The order of searchDocuments; every sort breaks ties by id ascending.',
   values: Object.fromEntries(DOCUMENT_SORTS.map((s) => [s, { description: SORT_DESCRIPTIONS[s] }])) as Record<
-    (typeof DOCUMENT_SORTS)[number],
+    DocumentSort,
     { description: string }
   >,
 });

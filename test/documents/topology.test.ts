@@ -4,8 +4,7 @@
  * three-master cluster for the standalone one), answer every sort, page and query alike.
  */
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { DocumentSort } from '../../src/services/documents/search.js';
-import { DOCUMENT_SORTS } from '../../src/services/documents/search.js';
+import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
 import { loadCorpus } from '../support/corpus.js';
 import { startCluster, startStandalone, type RunningRedis } from '../support/redis-servers.js';
 import { startTestServices, type TestServices } from '../support/services.js';

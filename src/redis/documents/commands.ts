@@ -51,17 +51,17 @@ export interface StoredDocument {
   viewerVoted: boolean;
 }
 
-/** How a shard scores its matches; ascending (score, id) is the sort's order within the shard. */
-export type ShardSort =
-  | 'UPDATED_DESC'
-  | 'UPDATED_ASC'
-  | 'VOTES_DESC'
-  | 'RANKED'
-  | 'TITLE_ASC'
-  | 'TITLE_DESC'
-  | 'ID_ASC'
-  | 'ID_DESC'
-  | 'RELEVANCE';
+/**
+ * How a shard orders its matches (ascending (score, id) is the order), whatever sort asks it: a match's score is
+ * the sum of its `updated` (ms), `votes` and `titleScore` (string_to_score of the lower-cased title), each times
+ * its weight, those without one left out (none: every score 0, so the order is by id). `then` replaces the scores:
+ * by -BM25, or by positions in the order of the whole lower-cased titles (within the runs that tie on titleScore)
+ * or of the ids, those orders read from the end when `descending`.
+ */
+export interface ShardOrder {
+  weights: { readonly updated?: number; readonly votes?: number; readonly titleScore?: number };
+  then?: 'bm25' | { readonly position: 'title' | 'id'; readonly descending: boolean };
+}
 
 /** An entry of a shard's (or the merged) order: a document id and its stored score. */
 export type Entry = [id: string, score: number];
@@ -240,19 +240,18 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     async searchDocuments(a: {
       shard: Shard;
       resultId: string;
-      sort: ShardSort;
+      order: ShardOrder;
       ttlSeconds: number;
       resultMax: number;
       top: number;
-      /** RANKED: the ZINTERSTORE weights of updated (ms) and votes, negated (so that ascending is best first). */
-      rankWeights: [number, number];
-      /** RELEVANCE: BM25's parameters and the average document length over every shard. */
+      /** then 'bm25': BM25's parameters and the average document length over every shard. */
       bm25: { k1: number; b: number; avgLength: number };
       groups: readonly { words: readonly string[]; idf: number }[];
       exclude: readonly string[];
     }): Promise<{ total: number; top: Entry[] }> {
       const s = a.shard;
       const r = s.result(a.resultId);
+      const { weights, then } = a.order;
       const [total, top] = await searchDocumentsScript(
         redis,
         [
@@ -268,12 +267,14 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           ...a.exclude.map(s.word),
         ],
         [
-          a.sort,
           a.ttlSeconds,
           a.resultMax,
           a.top,
-          a.rankWeights[0],
-          a.rankWeights[1],
+          weights.updated ?? '',
+          weights.votes ?? '',
+          weights.titleScore ?? '',
+          typeof then === 'object' ? then.position : (then ?? ''),
+          typeof then === 'object' && then.descending ? 1 : 0,
           a.bm25.avgLength,
           a.bm25.k1,
           a.bm25.b,

@@ -9,34 +9,21 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { DocumentCommands, Entry, ShardSort } from '../../redis/documents/commands.js';
+import type { DocumentCommands, Entry } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
-
-export type DocumentSort = ShardSort;
-export const DOCUMENT_SORTS: readonly DocumentSort[] = [
-  'UPDATED_DESC',
-  'UPDATED_ASC',
-  'VOTES_DESC',
-  'TITLE_ASC',
-  'TITLE_DESC',
-  'ID_ASC',
-  'ID_DESC',
-  'RANKED',
-  'RELEVANCE',
-];
-
-export const DEFAULT_SORT: DocumentSort = 'UPDATED_DESC';
-
-/** RANKED's weights: it orders by `updated * updatedAt (seconds) + votes * votes`, highest first. */
-export interface RankWeights {
-  updated: number;
-  votes: number;
-}
-/** RANKED's weights when none are given, and each weight's default (the book's search_and_zsort: by time). */
-export const DEFAULT_RANK_WEIGHTS: Readonly<RankWeights> = { updated: 1, votes: 0 };
+import {
+  DEFAULT_RANK_WEIGHTS,
+  DOCUMENT_SORTS,
+  RANK_WEIGHT_MAX,
+  shardOrder,
+  sortOf,
+  weighted,
+  type DocumentSort,
+  type RankWeights,
+} from './sorts.js';
 
 export const SEARCH_PAGE: Page = { default: 10, max: 100 };
 /** Results skipped before the page. */
@@ -68,8 +55,6 @@ export interface DocumentSearch {
 
 /** Pages ending within the first DEEP_FROM results merge the shards' first entries; deeper ones the merged copy. */
 export const DEEP_FROM = 100;
-/** The weights of RANKED are at most this large (either sign). */
-export const RANK_WEIGHT_MAX = 1e6;
 /** Matching words of one prefix each shard considers (then the SEARCH_PREFIX_MAX most frequent are kept). */
 export const PREFIX_SCAN = 10_000;
 /** RELEVANCE's BM25 parameters. */
@@ -118,7 +103,7 @@ export class SearchService {
       throw badInput('offset', `must be between 0 and ${this.options.resultMax}`);
     if (!DOCUMENT_SORTS.includes(args.sort)) throw badInput('sort', `must be one of ${DOCUMENT_SORTS.join(', ')}`);
     const query = parseQuery(args.query);
-    const weights = args.sort === 'RANKED' ? rankWeights(args.weights) : null;
+    const weights = weighted(args.sort) ? rankWeights(args.weights) : null;
     const fingerprint = JSON.stringify([query, args.sort, weights]);
     await this.shards.ready();
     const page = { sort: args.sort, offset: args.offset, first: args.first };
@@ -153,7 +138,8 @@ export class SearchService {
     const groups = query.groups.map(words);
     const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
     const matchable = groups.every((g) => g.length > 0);
-    return { ...plan, matchable, ...(matchable && page.sort === 'RELEVANCE' ? await this.stats(groups) : NO_STATS) };
+    const relevance = matchable && sortOf(page.sort).then === 'bm25';
+    return { ...plan, matchable, ...(relevance ? await this.stats(groups) : NO_STATS) };
   }
 
   /** Runs a planned query in every shard; the new result's page. */
@@ -172,17 +158,17 @@ export class SearchService {
   }): Promise<DocumentSearch> {
     const resultId = randomBytes(16).toString('base64url');
     const end = page.offset + page.first;
+    const order = shardOrder(page.sort, weights);
     const parts = plan.matchable
       ? await Promise.all(
           this.shards.all.map((shard) =>
             this.commands.searchDocuments({
               shard,
               resultId,
-              sort: page.sort,
+              order,
               ttlSeconds: this.options.resultTtlSeconds,
               resultMax: this.options.resultMax,
               top: end <= DEEP_FROM ? end : 0,
-              rankWeights: weights ? [-weights.updated / 1000, -weights.votes] : [0, 0],
               bm25: { ...BM25, avgLength: plan.avgLength },
               groups: plan.groups.map((words, g) => ({ words, idf: plan.idf[g] ?? 0 })),
               exclude: plan.exclude,
@@ -306,8 +292,11 @@ export class SearchService {
   /** Every shard's entries in one order: the sort's, ties by id (title sorts compare the lower-cased titles). */
   private async merge(sort: DocumentSort, lists: Entry[][]): Promise<Entry[]> {
     const all = lists.flat();
-    if (sort === 'ID_DESC') return all.sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0));
-    if (sort !== 'TITLE_ASC' && sort !== 'TITLE_DESC') return all.sort(([a, x], [b, y]) => x - y || byId(a, b));
+    const { then } = sortOf(sort);
+    if (typeof then !== 'object') return all.sort(([a, x], [b, y]) => x - y || byId(a, b));
+    // positions stand for the order of titles or of ids, which compare across shards
+    const direction = then.descending ? -1 : 1;
+    if (then.position === 'id') return all.sort(([a], [b]) => direction * byId(a, b));
     const titles = new Map<string, Buffer>();
     await Promise.all(
       lists.map(async (list, i) => {
@@ -316,7 +305,6 @@ export class SearchService {
         ids.forEach((id, j) => titles.set(id, Buffer.from(found[j]!)));
       }),
     );
-    const direction = sort === 'TITLE_ASC' ? 1 : -1;
     return all.sort(([a], [b]) => direction * Buffer.compare(titles.get(a)!, titles.get(b)!) || byId(a, b));
   }
 
@@ -389,18 +377,8 @@ function rankWeights(w: RankWeights | null | undefined): RankWeights {
 
 /** A page's hits with the score of the sort: updatedAt in seconds, votes, the weighted sum, BM25, or a position. */
 function scored(page: Asked, entries: readonly Entry[]): SearchHit[] {
-  return entries.map(([id, stored], i) => {
-    switch (page.sort) {
-      case 'UPDATED_DESC':
-        return { id, score: -stored / 1000 };
-      case 'UPDATED_ASC':
-        return { id, score: stored / 1000 };
-      case 'VOTES_DESC':
-      case 'RANKED':
-      case 'RELEVANCE':
-        return { id, score: -stored || 0 };
-      default:
-        return { id, score: page.offset + i + 1 };
-    }
-  });
+  const { score } = sortOf(page.sort);
+  return score === 'position'
+    ? entries.map(([id], i) => ({ id, score: page.offset + i + 1 }))
+    : entries.map(([id, stored]) => ({ id, score: score(stored) }));
 }
