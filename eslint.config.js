@@ -11,8 +11,6 @@ const foldersOf = (dir) =>
     .map((d) => d.name);
 /** The domains: every folder of src/redis but its shared Lua. */
 const domains = foldersOf('src/redis/').filter((d) => d !== 'lib');
-// Domains whose services still reach Redis themselves (issue 22 moves them behind their commands one by one).
-const NOT_YET = ['documents'];
 
 /** A wall: importing any of `groups` fails the lint with `message`. */
 const wall = (groups, message) => ({ group: groups, message });
@@ -75,11 +73,9 @@ export default tseslint.config(
     ],
     ['src/services/shared/domain.ts'],
   ),
-  ...domains
-    .filter((d) => !NOT_YET.includes(d))
-    .flatMap((d) => [
-      rule([`src/services/${d}/**`], [noGraphQL, othersOf(d), door], [`src/services/${d}/index.ts`]),
-      rule([`src/services/${d}/index.ts`], [noGraphQL, othersOf(d)]),
-    ]),
+  ...domains.flatMap((d) => [
+    rule([`src/services/${d}/**`], [noGraphQL, othersOf(d), door], [`src/services/${d}/index.ts`]),
+    rule([`src/services/${d}/index.ts`], [noGraphQL, othersOf(d)]),
+  ]),
   { files: ['eslint.config.js', 'scripts/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
 );

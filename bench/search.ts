@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
 import { parseQuery } from '../src/services/documents/query.js';
-import type { DocumentSort } from '../src/services/documents/search.js';
+import type { DocumentSort } from '../src/services/documents/sorts.js';
 import { wordsOf } from '../src/services/documents/text.js';
 import { createServices } from '../src/services/index.js';
 import { loadCorpus, type CorpusDocument } from '../test/support/corpus.js';
@@ -221,7 +221,7 @@ async function main(): Promise<number> {
     return docs.length / seconds;
   };
   const ours = await runIndex(`service (SEARCH_SHARDS 4, ${INDEX_CONCURRENCY} in flight)`, (d) =>
-    services.documents.indexDocument('bench_writer', d.id, d.title, d.content),
+    services.documents.indexDocument('bench_writer', d),
   );
   const book = new BookSearch(redis);
   await runIndex(`the book (SADD per word in a MULTI, ${INDEX_CONCURRENCY} in flight)`, (d) => book.index(d));
@@ -314,7 +314,11 @@ async function main(): Promise<number> {
   await Promise.all(
     Array.from({ length: INDEX_CONCURRENCY }, async () => {
       for (let i = n++; i < PAGE_DOCS; i = n++)
-        await services.documents.indexDocument('bench_writer', `page${i}`, `page ${i}`, `pagesword number ${i % 97}`);
+        await services.documents.indexDocument('bench_writer', {
+          id: `page${i}`,
+          title: `page ${i}`,
+          content: `pagesword number ${i % 97}`,
+        });
     }),
   );
   const first = await services.search.searchDocuments(user, {

@@ -1,15 +1,22 @@
 import * as resolvers from '../resolvers/documents.js';
 import type { Document, DocumentSummary } from '../services/documents/documents.js';
 import type { DocumentHit } from '../services/documents/snippets.js';
-import type { DocumentSearch } from '../services/documents/search.js';
 import { builder } from './builder.js';
 import { UserType } from './users.js';
 import { TITLE_MAX } from '../services/documents/documents.js';
 import { QUERY_MAX_CHARS, QUERY_MAX_WORDS } from '../services/documents/query.js';
-import { DOCUMENT_SORTS, RANK_WEIGHT_MAX, SEARCH_PAGE_MAX } from '../services/documents/search.js';
+import { BM25, DEFAULT_OFFSET, SEARCH_PAGE, type DocumentSearch } from '../services/documents/search.js';
+import {
+  DEFAULT_RANK_WEIGHTS,
+  DEFAULT_SORT,
+  DOCUMENT_SORTS,
+  RANK_WEIGHT_MAX,
+  type DocumentSort,
+} from '../services/documents/sorts.js';
 import { SNIPPET_CHARS } from '../services/documents/snippets.js';
+import { firstArg } from './args.js';
 
-const SORT_DESCRIPTIONS: Record<(typeof DOCUMENT_SORTS)[number], string> = {
+const SORT_DESCRIPTIONS = {
   UPDATED_DESC: 'Most recently updated first.',
   UPDATED_ASC: 'Least recently updated first.',
   VOTES_DESC: 'Most votes first.',
@@ -19,13 +26,13 @@ const SORT_DESCRIPTIONS: Record<(typeof DOCUMENT_SORTS)[number], string> = {
   ID_DESC: 'By id as a string, descending.',
   RANKED:
     "`weights.updated * updatedAt (seconds) + weights.votes * votes`, highest first (the book's search_and_zsort).",
-  RELEVANCE: 'BM25 (k1 = 1.2, b = 0.75) over title and content, a title word counting SEARCH_TITLE_WEIGHT times.',
-};
+  RELEVANCE: `BM25 (k1 = ${BM25.k1}, b = ${BM25.b}) over title and content, a title word counting SEARCH_TITLE_WEIGHT times.`,
+} satisfies Record<DocumentSort, string>;
 
 const DocumentSortType = builder.enumType('DocumentSort', {
   description: 'The order of searchDocuments; every sort breaks ties by id ascending.',
   values: Object.fromEntries(DOCUMENT_SORTS.map((s) => [s, { description: SORT_DESCRIPTIONS[s] }])) as Record<
-    (typeof DOCUMENT_SORTS)[number],
+    DocumentSort,
     { description: string }
   >,
 });
@@ -33,8 +40,8 @@ const DocumentSortType = builder.enumType('DocumentSort', {
 const RankWeightsType = builder.inputType('RankWeights', {
   description: `The weights of the RANKED sort, each from -${RANK_WEIGHT_MAX} to ${RANK_WEIGHT_MAX}.`,
   fields: (t) => ({
-    updated: t.float({ defaultValue: 1 }),
-    votes: t.float({ defaultValue: 0 }),
+    updated: t.float({ required: true, defaultValue: DEFAULT_RANK_WEIGHTS.updated }),
+    votes: t.float({ required: true, defaultValue: DEFAULT_RANK_WEIGHTS.votes }),
   }),
 });
 
@@ -61,7 +68,7 @@ export const DocumentType = builder.objectRef<LoadedDocument>('Document').implem
 
 const DocumentHitType = builder.objectRef<DocumentHit>('DocumentHit').implement({
   fields: (t) => ({
-    document: t.field({ type: DocumentType, resolve: (h) => h.document }),
+    document: t.withAuth({ signedIn: true }).field({ type: DocumentType, resolve: (h) => h.document }),
     score: t.exposeFloat('score', {
       description:
         'The value the sort orders by: updatedAt in seconds, votes, the RANKED sum or BM25; for the title and id sorts, the position (from 1).',
@@ -95,22 +102,22 @@ const DocumentSearchType = builder.objectRef<DocumentSearch>('DocumentSearch').i
 });
 
 builder.queryFields((t) => ({
-  document: t.field({
+  document: t.withAuth({ signedIn: true }).field({
     type: DocumentType,
     nullable: true,
     description: 'A document; null when there is none.',
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.document,
   }),
-  searchDocuments: t.field({
+  searchDocuments: t.withAuth({ signedIn: true }).field({
     type: DocumentSearchType,
-    description: `Searches documents: plain words must all match, \`+word\` is a synonym of the word before, \`-word\` excludes, \`word*\` matches words starting with it (case and stop words ignored; at most ${QUERY_MAX_CHARS} characters and ${QUERY_MAX_WORDS} words). \`first\` at most ${SEARCH_PAGE_MAX}; \`resultId\` pages through an earlier result.`,
+    description: `Searches documents: plain words must all match, \`+word\` is a synonym of the word before, \`-word\` excludes, \`word*\` matches words starting with it (case and stop words ignored; at most ${QUERY_MAX_CHARS} characters and ${QUERY_MAX_WORDS} words). \`resultId\` pages through an earlier result.`,
     args: {
       query: t.arg.string({ required: true }),
-      sort: t.arg({ type: DocumentSortType, defaultValue: 'UPDATED_DESC' }),
+      sort: t.arg({ type: DocumentSortType, required: true, defaultValue: DEFAULT_SORT }),
       weights: t.arg({ type: RankWeightsType }),
-      first: t.arg.int({ defaultValue: 10 }),
-      offset: t.arg.int({ defaultValue: 0 }),
+      first: firstArg(t.arg, SEARCH_PAGE),
+      offset: t.arg.int({ required: true, defaultValue: DEFAULT_OFFSET }),
       resultId: t.arg.id(),
     },
     resolve: resolvers.searchDocuments,
@@ -118,7 +125,7 @@ builder.queryFields((t) => ({
 }));
 
 builder.mutationFields((t) => ({
-  indexDocument: t.field({
+  indexDocument: t.withAuth({ signedIn: true }).field({
     type: DocumentType,
     description: `Creates or replaces a document (id: 1-64 of [A-Za-z0-9_.:-]; title: 1-${TITLE_MAX} characters; content: at most MAX_DOCUMENT_BYTES bytes). Only its author or an admin replaces it.`,
     args: {
@@ -128,13 +135,13 @@ builder.mutationFields((t) => ({
     },
     resolve: resolvers.indexDocument,
   }),
-  deleteDocument: t.field({
+  deleteDocument: t.withAuth({ signedIn: true }).field({
     type: 'Boolean',
     description: 'Deletes a document (its author or an admin); false when there was none.',
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.deleteDocument,
   }),
-  voteDocument: t.field({
+  voteDocument: t.withAuth({ signedIn: true }).field({
     type: DocumentType,
     description: 'Votes for a document, once per user (voting again changes nothing); NOT_FOUND when there is none.',
     args: { id: t.arg.id({ required: true }) },

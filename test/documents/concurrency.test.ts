@@ -23,7 +23,7 @@ beforeAll(async () => {
   await Promise.all(
     Array.from({ length: DOCS }, (_, i) => {
       const v = version(i, 0);
-      return s.services.documents.indexDocument('writer', `d${i}`, v.title, v.content);
+      return s.services.documents.indexDocument('writer', { id: `d${i}`, title: v.title, content: v.content });
     }),
   );
 });
@@ -46,14 +46,14 @@ it('no search shows a document half-indexed or already deleted, at full write sp
       const v = (versions.get(`d${i}`) ?? 0) + 1;
       versions.set(`d${i}`, v);
       const doc = version(i, v);
-      await s.services.documents.indexDocument('writer', `d${i}`, doc.title, doc.content);
+      await s.services.documents.indexDocument('writer', { id: `d${i}`, title: doc.title, content: doc.content });
       updates++;
     }
   };
   const deleter = async () => {
     for (let i = 9; i < DOCS; i += 10) {
       await new Promise((r) => setTimeout(r, RUN_MS / 10));
-      expect(await s.services.documents.deleteDocument('writer', `d${i}`)).toBe(true);
+      expect(await s.services.documents.deleteDocument('writer', { id: `d${i}` })).toBe(true);
       deletedAt.set(`d${i}`, performance.now());
     }
   };
@@ -71,10 +71,7 @@ it('no search shows a document half-indexed or already deleted, at full write sp
         const gone = deletedAt.get(h.id);
         if (gone !== undefined && gone < started) problems.push(`"${query}" returned ${h.id}, deleted before it ran`);
       }
-      const docs = await s.services.documents.documents(
-        r.hits.map((h) => h.id),
-        'reader',
-      );
+      const docs = await s.services.documents.documents({ ids: r.hits.map((h) => h.id), viewer: 'reader' });
       for (const d of docs) {
         if (!d) continue;
         const tag = /v(\d+)/.exec(d.title)![1];
@@ -100,10 +97,10 @@ it('no search shows a document half-indexed or already deleted, at full write sp
   expect(searches).toBeGreaterThan(30);
 
   // afterwards: each document is found by the words of the version it holds only, the deleted ones by nothing
-  const now = await s.services.documents.documents(
-    Array.from({ length: DOCS }, (_, i) => `d${i}`),
-    null,
-  );
+  const now = await s.services.documents.documents({
+    ids: Array.from({ length: DOCS }, (_, i) => `d${i}`),
+    viewer: null,
+  });
   for (const [i, d] of now.entries()) {
     const found = async (q: string) =>
       (

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { DEEP_FROM } from '../../src/services/documents/search.js';
+import { DOCUMENT_SORTS } from '../../src/services/documents/sorts.js';
 import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
 import { disposeLater } from '../support/dispose.js';
 import { readmeOperations } from '../support/readme.js';
@@ -140,14 +141,18 @@ describe('sorts, ties and the query language', () => {
   let t: TestApp;
   let token: string;
 
+  // "b" and "a" tie on everything but their id; "c" has a title sharing its first six bytes with theirs
+  const DOCS = [
+    ['b', 'shared apple', 'Zebra crossing'],
+    ['a', 'shared apple', 'Zebra crossing'],
+    ['c', 'shared apple pear', 'Zebra crossinga'],
+    ['d', 'shared pear pearl', 'apples'],
+  ] as const;
+
   beforeAll(async () => {
     t = await startTestApp();
     token = (await t.signUp()).token;
-    // "b" and "a" tie on everything but their id; "c" has a title sharing its first six bytes with theirs
-    await index(t, token, 'b', 'shared apple', 'Zebra crossing');
-    await index(t, token, 'a', 'shared apple', 'Zebra crossing');
-    await index(t, token, 'c', 'shared apple pear', 'Zebra crossinga');
-    await index(t, token, 'd', 'shared pear pearl', 'apples');
+    for (const [id, content, title] of DOCS) await index(t, token, id, content, title);
   });
 
   const order = async (q: string, sort: string, w?: object) =>
@@ -161,6 +166,20 @@ describe('sorts, ties and the query language', () => {
     expect(await order('shared', 'ID_DESC')).toEqual(['d', 'c', 'b', 'a']);
     expect(await order('shared', 'RANKED', { updated: 0, votes: 0 })).toEqual(['a', 'b', 'c', 'd']);
     expect(await order('apple', 'RELEVANCE')).toEqual(['a', 'b', 'c']);
+  });
+
+  it("a shard keeps its matches in the sort's order: a short page is the start of the whole order", async () => {
+    // one shard: a page of `first` is what its script kept first, which merging shards would not mend
+    const one = await startTestApp({ SEARCH_SHARDS: '1' });
+    const u = (await one.signUp()).token;
+    for (const [id, content, title] of DOCS) await index(one, u, id, content, title);
+    for (const sort of DOCUMENT_SORTS) {
+      const ids = async (first?: number) =>
+        (await search(one, u, 'shared', { sort, first, w: { votes: 1 } })).documents.map((d) => d.id);
+      const whole = await ids();
+      expect(whole, sort).toHaveLength(DOCS.length);
+      for (let first = 1; first < DOCS.length; first++) expect(await ids(first), sort).toEqual(whole.slice(0, first));
+    }
   });
 
   it('RELEVANCE ranks by BM25: rarer words and shorter documents first', async () => {

@@ -25,7 +25,7 @@ class ReferenceBm25 {
 
   constructor(docs: CorpusDocument[], titleWeight: number) {
     for (const d of docs) {
-      const { frequencies, length } = termFrequencies(d.title, d.content, titleWeight);
+      const { frequencies, length } = termFrequencies({ title: d.title, content: d.content, titleWeight });
       this.length.set(d.id, length);
       this.lengthSum += length;
       for (const [w, n] of frequencies) {
@@ -91,8 +91,7 @@ beforeAll(async () => {
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      for (let d = corpus[next++]; d; d = corpus[next++])
-        await s.services.documents.indexDocument('writer', d.id, d.title, d.content);
+      for (let d = corpus[next++]; d; d = corpus[next++]) await s.services.documents.indexDocument('writer', d);
     }),
   );
 }, 120_000);

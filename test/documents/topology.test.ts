@@ -4,8 +4,8 @@
  * three-master cluster for the standalone one), answer every sort, page and query alike.
  */
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { DocumentSort } from '../../src/services/documents/search.js';
-import { DOCUMENT_SORTS } from '../../src/services/documents/search.js';
+import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
+import { eventually } from '../support/clients.js';
 import { loadCorpus } from '../support/corpus.js';
 import { startCluster, startStandalone, type RunningRedis } from '../support/redis-servers.js';
 import { startTestServices, type TestServices } from '../support/services.js';
@@ -14,18 +14,27 @@ let other: RunningRedis;
 let here: TestServices;
 let there: TestServices;
 
+/** Redis's clock in ms, as the scripts read it (lib/now.lua). */
+async function redisMs(s: TestServices): Promise<number> {
+  const [seconds, micros] = await s.redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 beforeAll(async () => {
   other = inject('redis').kind === 'cluster' ? await startStandalone() : await startCluster();
   here = startTestServices({ SEARCH_CONCURRENCY: '32' });
   there = startTestServices({ SEARCH_CONCURRENCY: '32', KEY_PREFIX: here.config.keyPrefix }, undefined, other.target);
   const corpus = loadCorpus({ every: 20 });
   for (const [i, d] of corpus.entries()) {
+    let updated = 0;
     for (const s of [here, there]) {
-      await s.services.documents.indexDocument('writer', d.id, d.title, d.content);
-      if (i % 7 === 0) await s.services.documents.voteDocument('voter1', d.id);
-      if (i % 21 === 0) await s.services.documents.voteDocument('voter2', d.id);
+      updated = Math.max(updated, (await s.services.documents.indexDocument('writer', d)).updatedAt.getTime());
+      if (i % 7 === 0) await s.services.documents.voteDocument('voter1', d);
+      if (i % 21 === 0) await s.services.documents.voteDocument('voter2', d);
     }
-    await new Promise((r) => setTimeout(r, 1)); // distinct update times, so ties by time are ties on both
+    // distinct update times, so ties by time are ties on both: the next mail waits until both clocks passed this one
+    const past = async () => (await Promise.all([here, there].map(redisMs))).every((now) => now > updated);
+    expect(await eventually(past, 1000, 1)).toBe(true);
   }
 }, 120_000);
 

@@ -1,8 +1,14 @@
-/** The documents domain's scripts and reads, with named arguments; each call touches one shard. */
+/**
+ * The documents domain's door to Redis: documents, votes and search over the sharded index. The services of
+ * src/services/documents/ reach Redis only through the object documentCommands() returns. Every command but
+ * trackResult and claimShardCount runs in one shard, the `shard` it is given (a handle from `shards()`).
+ */
 import type { RedisClient } from '../clients.js';
+import type { Keyspace } from '../keys.js';
+import { pairs } from '../replies.js';
 import { script } from '../scripts.js';
 import { refused, type Refused } from '../status.js';
-import type { ShardKeys } from './keys.js';
+import { documentKeys, type ShardKeys } from './keys.js';
 
 const indexDocumentScript = script<number | [number, number, number, 0 | 1]>('indexDocument');
 const deleteDocumentScript = script<number>('deleteDocument');
@@ -13,6 +19,11 @@ const searchDocumentsScript = script<[number, string[]]>('searchDocuments');
 const readHitsScript = script<string[] | null>('readHits');
 const trackResultScript = script<string[]>('trackResult');
 
+export type DocumentCommands = ReturnType<typeof documentCommands>;
+
+/** One shard of the index: which shard a command runs in. */
+export type Shard = ShardKeys;
+
 /** What a change needs to know of the stored document first: its version ('0': none), author and words. */
 export interface DocumentState {
   version: string;
@@ -20,108 +31,14 @@ export interface DocumentState {
   words: string[];
 }
 
-export async function readDocumentState(redis: RedisClient, s: ShardKeys, id: string): Promise<DocumentState> {
-  const [version, author, words] = await redis.hmget(s.doc(id), 'ver', 'author', 'words');
-  return { version: version ?? '0', author: author ?? null, words: words ? words.split(' ') : [] };
-}
-
 /** Who may change a document, as the script checks it. */
 interface Change {
+  shard: Shard;
   id: string;
   /** The version the caller read ('0': none); otherwise refused with CHANGED. */
   expected: string;
   user: string;
   isAdmin: boolean;
-}
-
-/**
- * Creates or replaces document `id`: its new words with their weighted frequencies, and the words it drops.
- * Returns when it was updated, its votes and whether `user` voted for it.
- */
-export async function indexDocument(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: Change & {
-    title: string;
-    titleKey: string;
-    titleScore: number;
-    content: string;
-    length: number;
-    frequencies: ReadonlyMap<string, number>;
-    dropped: readonly string[];
-  },
-): Promise<{ updatedMs: number; votes: number; viewerVoted: boolean } | Refused> {
-  const words = [...a.frequencies.keys()];
-  const reply = await indexDocumentScript(
-    redis,
-    [
-      s.doc(a.id),
-      s.voters(a.id),
-      s.version,
-      s.updated,
-      s.votes,
-      s.titleScores,
-      s.titles,
-      s.lengths,
-      s.lengthSum,
-      s.vocabulary,
-      s.df,
-      ...words.map(s.word),
-      ...a.dropped.map(s.word),
-    ],
-    [
-      a.id,
-      a.expected,
-      a.user,
-      a.isAdmin ? 1 : 0,
-      a.title,
-      a.titleKey,
-      a.titleScore,
-      a.content,
-      a.length,
-      // frequencies as strings: ZADD takes them as they are (redis.call would format a Lua number with %.17g)
-      JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
-    ],
-  );
-  return typeof reply === 'number'
-    ? refused(reply)
-    : { updatedMs: reply[1], votes: reply[2], viewerVoted: reply[3] === 1 };
-}
-
-/** Deletes document `id` and its postings (`words`, as read); false when there was none. */
-export async function deleteDocument(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: Change & { words: readonly string[] },
-): Promise<boolean | Refused> {
-  const reply = await deleteDocumentScript(
-    redis,
-    [
-      s.doc(a.id),
-      s.voters(a.id),
-      s.updated,
-      s.votes,
-      s.titleScores,
-      s.titles,
-      s.lengths,
-      s.lengthSum,
-      s.vocabulary,
-      s.df,
-      ...a.words.map(s.word),
-    ],
-    [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, ...a.words],
-  );
-  return reply < 0 ? refused(reply) : reply === 1;
-}
-
-/** `user` votes for document `id` (once); its votes. */
-export async function voteDocument(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: { id: string; user: string },
-): Promise<number | Refused> {
-  const votes = await voteDocumentScript(redis, [s.doc(a.id), s.voters(a.id), s.votes], [a.id, a.user]);
-  return votes < 0 ? refused(votes) : votes;
 }
 
 /** A stored document as a viewer sees it; its content only when it was asked for. */
@@ -134,203 +51,328 @@ export interface StoredDocument {
   viewerVoted: boolean;
 }
 
-/** Documents `ids` of one shard (null where none), with their content when `content`, in one round trip. */
-export async function readDocuments(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: { ids: readonly string[]; viewer: string | null; content: boolean },
-): Promise<(StoredDocument | null)[]> {
-  const fields = ['title', 'author', 'updated', 'votes', ...(a.content ? ['content'] : [])];
-  const pipeline = redis.pipeline();
-  for (const id of a.ids) {
-    pipeline.hmget(s.doc(id), ...fields);
-    if (a.viewer) pipeline.sismember(s.voters(id), a.viewer);
-  }
-  const replies = (await pipeline.exec()) ?? [];
-  const step = a.viewer ? 2 : 1;
-  return a.ids.map((_id, i) => {
-    const [err, values] = replies[i * step]!;
-    if (err) throw err;
-    const [title, author, updated, votes, content] = values as (string | null)[];
-    if (title === null || title === undefined) return null;
-    return {
-      title,
-      ...(a.content ? { content: content ?? '' } : {}),
-      author: author ?? '',
-      updatedMs: Number(updated),
-      votes: Number(votes),
-      viewerVoted: a.viewer ? replies[i * step + 1]![1] === 1 : false,
-    };
-  });
-}
-
-/** The shard's words starting with each prefix (at most `scanMax` each) with their document frequencies. */
-export async function expandPrefixes(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: { prefixes: readonly string[]; scanMax: number },
-): Promise<[string, number][][]> {
-  const reply = await expandPrefixesScript(redis, [s.vocabulary, s.df], [a.scanMax, ...a.prefixes]);
-  return reply.map((flat) => {
-    const out: [string, number][] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), Number(flat[i + 1])]);
-    return out;
-  });
-}
-
-/** The shard's documents, the sum of their lengths, and per group the documents having any of its words. */
-export async function searchStats(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: { groups: readonly (readonly string[])[] },
-): Promise<{ documents: number; lengthSum: number; df: number[] }> {
-  const words = a.groups.flat();
-  const [documents, lengthSum, ...df] = await searchStatsScript(
-    redis,
-    [s.updated, s.lengthSum, s.df, s.statsScratch, ...words.map(s.word)],
-    [JSON.stringify(a.groups)],
-  );
-  return { documents: documents!, lengthSum: lengthSum!, df };
-}
-
-/** How a shard scores its matches; ascending (score, id) is the sort's order within the shard. */
-export type ShardSort =
-  | 'UPDATED_DESC'
-  | 'UPDATED_ASC'
-  | 'VOTES_DESC'
-  | 'RANKED'
-  | 'TITLE_ASC'
-  | 'TITLE_DESC'
-  | 'ID_ASC'
-  | 'ID_DESC'
-  | 'RELEVANCE';
-
-/** Runs one shard's part of search `resultId`; its number of matches and its first `top` [id, score]s. */
-export async function searchDocuments(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: {
-    resultId: string;
-    sort: ShardSort;
-    ttlSeconds: number;
-    resultMax: number;
-    top: number;
-    /** RANKED: the ZINTERSTORE weights of updated (ms) and votes, negated (so that ascending is best first). */
-    rankWeights: [number, number];
-    /** RELEVANCE: BM25's parameters and the average document length over every shard. */
-    bm25: { k1: number; b: number; avgLength: number };
-    groups: readonly { words: readonly string[]; idf: number }[];
-    exclude: readonly string[];
-  },
-): Promise<{ total: number; top: string[] }> {
-  const r = s.result(a.resultId);
-  const [total, top] = await searchDocumentsScript(
-    redis,
-    [
-      r.hits,
-      s.updated,
-      s.votes,
-      s.titleScores,
-      s.titles,
-      s.lengths,
-      r.scratch(0),
-      ...a.groups.map((_g, i) => r.scratch(i + 1)),
-      ...a.groups.flatMap((g) => g.words.map(s.word)),
-      ...a.exclude.map(s.word),
-    ],
-    [
-      a.sort,
-      a.ttlSeconds,
-      a.resultMax,
-      a.top,
-      a.rankWeights[0],
-      a.rankWeights[1],
-      a.bm25.avgLength,
-      a.bm25.k1,
-      a.bm25.b,
-      JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
-    ],
-  );
-  return { total, top };
-}
-
-/** The first `top` [id, score]s of a shard's result set, renewing its TTL; null when it expired. */
-export async function readHits(
-  redis: RedisClient,
-  s: ShardKeys,
-  a: { resultId: string; ttlSeconds: number; top: number },
-): Promise<string[] | null> {
-  return readHitsScript(redis, [s.result(a.resultId).hits], [a.ttlSeconds, a.top]);
-}
-
-/** Lower-cased titles of documents `ids` of one shard (what title sorts merge shards by). */
-export async function readTitles(redis: RedisClient, s: ShardKeys, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  return (await redis.hmget(s.titles, ...ids)).map((t) => t ?? '');
-}
-
-/** Saves a result's description in its home shard for `ttlSeconds`. */
-export async function saveResult(
-  redis: RedisClient,
-  home: ShardKeys,
-  a: { resultId: string; ttlSeconds: number; description: string },
-): Promise<void> {
-  await redis.set(home.result(a.resultId).meta, a.description, 'EX', a.ttlSeconds);
-}
-
 /**
- * A result's description (null when it expired) and, with `merged`, entries `offset` to `offset + count - 1` of
- * its merged order (null when there is none), renewing the TTL of both.
+ * How a shard orders its matches (ascending (score, id) is the order), whatever sort asks it: a match's score is
+ * the sum of its `updated` (ms), `votes` and `titleScore` (string_to_score of the lower-cased title), each times
+ * its weight, those without one left out (none: every score 0, so the order is by id). `then` replaces the scores:
+ * by -BM25, or by positions in the order of the whole lower-cased titles (within the runs that tie on titleScore)
+ * or of the ids, those orders read from the end when `descending`.
  */
-export async function readResult(
-  redis: RedisClient,
-  home: ShardKeys,
-  a: { resultId: string; ttlSeconds: number; merged?: { offset: number; count: number } },
-): Promise<{ description: string | null; merged: string[] | null }> {
-  const keys = home.result(a.resultId);
-  if (!a.merged) return { description: await redis.getex(keys.meta, 'EX', a.ttlSeconds), merged: null };
-  const { offset, count } = a.merged;
-  const [[, description], [, exists], [, entries]] = (await redis
-    .multi()
-    .getex(keys.meta, 'EX', a.ttlSeconds)
-    .expire(keys.merged, a.ttlSeconds)
-    .lrange(keys.merged, offset, offset + count - 1)
-    .exec()) as [[null, string | null], [null, number], [null, string[]]];
-  return { description, merged: exists ? entries : null };
+export interface ShardOrder {
+  weights: { readonly updated?: number; readonly votes?: number; readonly titleScore?: number };
+  then?: 'bm25' | { readonly position: 'title' | 'id'; readonly descending: boolean };
 }
 
-/** Stores the merged order of every shard's matches ("<score> <id>" each), for deep pages. */
-export async function saveMerged(
-  redis: RedisClient,
-  home: ShardKeys,
-  a: { resultId: string; ttlSeconds: number; entries: readonly string[] },
-): Promise<void> {
-  const { merged } = home.result(a.resultId);
-  const multi = redis.multi().del(merged);
-  for (let i = 0; i < a.entries.length; i += 1000) multi.rpush(merged, ...a.entries.slice(i, i + 1000));
-  await multi.expire(merged, a.ttlSeconds).exec();
+/** An entry of a shard's (or the merged) order: a document id and its stored score. */
+export type Entry = [id: string, score: number];
+
+/** What a search's result is, kept in its home shard: which query it answers, each shard's matches, its words. */
+export interface ResultDescription {
+  fingerprint: string;
+  counts: number[];
+  terms: string[];
 }
 
-/**
- * Notes `user`'s new result (or, with `touch`, its use of one) in their list of live results; the ids of the
- * least recently used past `max`, which the caller deletes.
- */
-export async function trackResult(
-  redis: RedisClient,
-  results: string,
-  a: { resultId: string; max: number; ttlSeconds: number; touch: boolean },
-): Promise<string[]> {
-  return trackResultScript(redis, [results], [a.resultId, a.max, a.ttlSeconds * 1000, a.touch ? 1 : 0]);
-}
+export function documentCommands(redis: RedisClient, space: Keyspace) {
+  const keys = documentKeys(space);
+  return {
+    /** The index's `count` shards, shard n at n. */
+    shards(a: { count: number }): Shard[] {
+      return Array.from({ length: a.count }, (_, n) => keys.shard(n));
+    },
 
-/** Deletes a result's keys in one shard (its description and merged copy too when it is the home shard). */
-export async function deleteResult(redis: RedisClient, s: ShardKeys, a: { resultId: string; home: boolean }) {
-  const r = s.result(a.resultId);
-  await (a.home ? redis.del(r.hits, r.meta, r.merged) : redis.del(r.hits));
-}
+    /** The SEARCH_SHARDS the index was built with (kept in shard 0): `count` when it is new. */
+    async claimShardCount(a: { count: number }): Promise<number> {
+      const { shards } = keys.shard(0);
+      await redis.set(shards, a.count, 'NX');
+      return Number(await redis.get(shards));
+    },
 
-/** The SEARCH_SHARDS the index was built with: `shards` when it is new. */
-export async function claimShardCount(redis: RedisClient, first: ShardKeys, shards: number): Promise<number> {
-  await redis.set(first.shards, shards, 'NX');
-  return Number(await redis.get(first.shards));
+    async readDocumentState({ shard: s, id }: { shard: Shard; id: string }): Promise<DocumentState> {
+      const [version, author, words] = await redis.hmget(s.doc(id), 'ver', 'author', 'words');
+      return { version: version ?? '0', author: author ?? null, words: words ? words.split(' ') : [] };
+    },
+
+    /**
+     * Creates or replaces document `id`: its new words with their weighted frequencies, and the words it drops.
+     * Returns when it was updated, its votes and whether `user` voted for it.
+     */
+    async indexDocument(
+      a: Change & {
+        title: string;
+        titleKey: string;
+        titleScore: number;
+        content: string;
+        length: number;
+        frequencies: ReadonlyMap<string, number>;
+        dropped: readonly string[];
+      },
+    ): Promise<{ updatedMs: number; votes: number; viewerVoted: boolean } | Refused> {
+      const s = a.shard;
+      const words = [...a.frequencies.keys()];
+      const reply = await indexDocumentScript(
+        redis,
+        [
+          s.doc(a.id),
+          s.voters(a.id),
+          s.version,
+          s.updated,
+          s.votes,
+          s.titleScores,
+          s.titles,
+          s.lengths,
+          s.lengthSum,
+          s.vocabulary,
+          s.df,
+          ...words.map(s.word),
+          ...a.dropped.map(s.word),
+        ],
+        [
+          a.id,
+          a.expected,
+          a.user,
+          a.isAdmin ? 1 : 0,
+          a.title,
+          a.titleKey,
+          a.titleScore,
+          a.content,
+          a.length,
+          // frequencies as strings: ZADD takes them as they are (redis.call would format a Lua number with %.17g)
+          JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
+        ],
+      );
+      return typeof reply === 'number'
+        ? refused(reply)
+        : { updatedMs: reply[1], votes: reply[2], viewerVoted: reply[3] === 1 };
+    },
+
+    /** Deletes document `id` and its postings (`words`, as read); false when there was none. */
+    async deleteDocument(a: Change & { words: readonly string[] }): Promise<boolean | Refused> {
+      const s = a.shard;
+      const reply = await deleteDocumentScript(
+        redis,
+        [
+          s.doc(a.id),
+          s.voters(a.id),
+          s.updated,
+          s.votes,
+          s.titleScores,
+          s.titles,
+          s.lengths,
+          s.lengthSum,
+          s.vocabulary,
+          s.df,
+          ...a.words.map(s.word),
+        ],
+        [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, ...a.words],
+      );
+      return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** `user` votes for document `id` (once); its votes. */
+    async voteDocument({ shard: s, id, user }: { shard: Shard; id: string; user: string }): Promise<number | Refused> {
+      const votes = await voteDocumentScript(redis, [s.doc(id), s.voters(id), s.votes], [id, user]);
+      return votes < 0 ? refused(votes) : votes;
+    },
+
+    /** Documents `ids` of one shard (null where none), with their content when `content`, in one round trip. */
+    async readDocuments(a: {
+      shard: Shard;
+      ids: readonly string[];
+      viewer: string | null;
+      content: boolean;
+    }): Promise<(StoredDocument | null)[]> {
+      const s = a.shard;
+      const fields = ['title', 'author', 'updated', 'votes', ...(a.content ? ['content'] : [])];
+      const pipeline = redis.pipeline();
+      for (const id of a.ids) {
+        pipeline.hmget(s.doc(id), ...fields);
+        if (a.viewer) pipeline.sismember(s.voters(id), a.viewer);
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      const step = a.viewer ? 2 : 1;
+      return a.ids.map((_id, i) => {
+        const [err, values] = replies[i * step]!;
+        if (err) throw err;
+        const [title, author, updated, votes, content] = values as (string | null)[];
+        if (title === null || title === undefined) return null;
+        return {
+          title,
+          ...(a.content ? { content: content ?? '' } : {}),
+          author: author ?? '',
+          updatedMs: Number(updated),
+          votes: Number(votes),
+          viewerVoted: a.viewer ? replies[i * step + 1]![1] === 1 : false,
+        };
+      });
+    },
+
+    /** The shard's words starting with each prefix (at most `scanMax` each) with their document frequencies. */
+    async expandPrefixes(a: {
+      shard: Shard;
+      prefixes: readonly string[];
+      scanMax: number;
+    }): Promise<[string, number][][]> {
+      const reply = await expandPrefixesScript(redis, [a.shard.vocabulary, a.shard.df], [a.scanMax, ...a.prefixes]);
+      return reply.map((flat) => {
+        const out: [string, number][] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), Number(flat[i + 1])]);
+        return out;
+      });
+    },
+
+    /** The shard's documents, the sum of their lengths, and per group the documents having any of its words. */
+    async searchStats(a: {
+      shard: Shard;
+      groups: readonly (readonly string[])[];
+    }): Promise<{ documents: number; lengthSum: number; df: number[] }> {
+      const s = a.shard;
+      const words = a.groups.flat();
+      const [documents, lengthSum, ...df] = await searchStatsScript(
+        redis,
+        [s.updated, s.lengthSum, s.df, s.statsScratch, ...words.map(s.word)],
+        [JSON.stringify(a.groups)],
+      );
+      return { documents: documents!, lengthSum: lengthSum!, df };
+    },
+
+    /** Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. */
+    async searchDocuments(a: {
+      shard: Shard;
+      resultId: string;
+      order: ShardOrder;
+      ttlSeconds: number;
+      resultMax: number;
+      top: number;
+      /** then 'bm25': BM25's parameters and the average document length over every shard. */
+      bm25: { k1: number; b: number; avgLength: number };
+      groups: readonly { words: readonly string[]; idf: number }[];
+      exclude: readonly string[];
+    }): Promise<{ total: number; top: Entry[] }> {
+      const s = a.shard;
+      const r = s.result(a.resultId);
+      const { weights, then } = a.order;
+      const [total, top] = await searchDocumentsScript(
+        redis,
+        [
+          r.hits,
+          s.updated,
+          s.votes,
+          s.titleScores,
+          s.titles,
+          s.lengths,
+          r.scratch(0),
+          ...a.groups.map((_g, i) => r.scratch(i + 1)),
+          ...a.groups.flatMap((g) => g.words.map(s.word)),
+          ...a.exclude.map(s.word),
+        ],
+        [
+          a.ttlSeconds,
+          a.resultMax,
+          a.top,
+          weights.updated ?? '',
+          weights.votes ?? '',
+          weights.titleScore ?? '',
+          typeof then === 'object' ? then.position : (then ?? ''),
+          typeof then === 'object' && then.descending ? 1 : 0,
+          a.bm25.avgLength,
+          a.bm25.k1,
+          a.bm25.b,
+          JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
+        ],
+      );
+      return { total, top: pairs(top) };
+    },
+
+    /** The first `top` entries of a shard's result set, renewing its TTL; null when it expired. */
+    async readHits(a: { shard: Shard; resultId: string; ttlSeconds: number; top: number }): Promise<Entry[] | null> {
+      const hits = await readHitsScript(redis, [a.shard.result(a.resultId).hits], [a.ttlSeconds, a.top]);
+      return hits && pairs(hits);
+    },
+
+    /** Lower-cased titles of documents `ids` of one shard (what title sorts merge shards by). */
+    async readTitles({ shard, ids }: { shard: Shard; ids: readonly string[] }): Promise<string[]> {
+      if (ids.length === 0) return [];
+      return (await redis.hmget(shard.titles, ...ids)).map((t) => t ?? '');
+    },
+
+    /** Saves a result's description in its home shard for `ttlSeconds`. */
+    async saveResult(a: {
+      home: Shard;
+      resultId: string;
+      ttlSeconds: number;
+      description: ResultDescription;
+    }): Promise<void> {
+      await redis.set(a.home.result(a.resultId).meta, JSON.stringify(a.description), 'EX', a.ttlSeconds);
+    },
+
+    /**
+     * A result's description (null when it expired) and, with `merged`, entries `offset` to `offset + count - 1` of
+     * its merged order (null when there is none), renewing the TTL of both.
+     */
+    async readResult(a: {
+      home: Shard;
+      resultId: string;
+      ttlSeconds: number;
+      merged?: { offset: number; count: number };
+    }): Promise<{ description: ResultDescription | null; merged: Entry[] | null }> {
+      const keys = a.home.result(a.resultId);
+      const parse = (stored: string | null) => (stored ? (JSON.parse(stored) as ResultDescription) : null);
+      if (!a.merged) return { description: parse(await redis.getex(keys.meta, 'EX', a.ttlSeconds)), merged: null };
+      const { offset, count } = a.merged;
+      const [[, description], [, exists], [, entries]] = (await redis
+        .multi()
+        .getex(keys.meta, 'EX', a.ttlSeconds)
+        .expire(keys.merged, a.ttlSeconds)
+        .lrange(keys.merged, offset, offset + count - 1)
+        .exec()) as [[null, string | null], [null, number], [null, string[]]];
+      return {
+        description: parse(description),
+        merged: exists
+          ? entries.map((e) => {
+              const space = e.indexOf(' ');
+              return [e.slice(space + 1), Number(e.slice(0, space))];
+            })
+          : null,
+      };
+    },
+
+    /** Stores the merged order of every shard's matches ("<score> <id>" each), for deep pages. */
+    async saveMerged(a: {
+      home: Shard;
+      resultId: string;
+      ttlSeconds: number;
+      entries: readonly Entry[];
+    }): Promise<void> {
+      const { merged } = a.home.result(a.resultId);
+      const multi = redis.multi().del(merged);
+      for (let i = 0; i < a.entries.length; i += 1000)
+        multi.rpush(merged, ...a.entries.slice(i, i + 1000).map(([id, score]) => `${score} ${id}`));
+      await multi.expire(merged, a.ttlSeconds).exec();
+    },
+
+    /**
+     * Notes `user`'s new result (or, with `touch`, its use of one) in their list of live results; the ids of the
+     * least recently used past `max`, which the caller deletes.
+     */
+    trackResult(a: {
+      user: string;
+      resultId: string;
+      max: number;
+      ttlSeconds: number;
+      touch: boolean;
+    }): Promise<string[]> {
+      return trackResultScript(
+        redis,
+        [keys.userResults(a.user)],
+        [a.resultId, a.max, a.ttlSeconds * 1000, a.touch ? 1 : 0],
+      );
+    },
+
+    /** Deletes a result's keys in one shard (its description and merged copy too when it is the home shard). */
+    async deleteResult(a: { shard: Shard; resultId: string; home: boolean }): Promise<void> {
+      const r = a.shard.result(a.resultId);
+      await (a.home ? redis.del(r.hits, r.meta, r.merged) : redis.del(r.hits));
+    },
+  };
 }

@@ -1,10 +1,11 @@
 --[[
   searchDocuments: one shard's part of a search. Stores the documents having a word of every group and none of
   the excluded words in `hits`, scored so that ascending (score, id) is the sort's order, for `ttl` seconds;
-  keeps the first `resultMax`.
-  Sorts: UPDATED_DESC/ASC by -/+updated, VOTES_DESC by -votes, RANKED by the weighted sum (weights negated by the
-  caller), ID_ASC all 0 (ties go by id), RELEVANCE by -BM25 (idf from every shard, given per group), and
-  TITLE_ASC/DESC, ID_DESC by position.
+  keeps the first `resultMax`. The caller says what the sort means here (it names no sort): a match's score is the
+  sum of its updated, votes and titleScores scores, each times its weight, those without a weight left out (none:
+  every score 0, so the order is by id); then `rescore` may replace the scores by -BM25 (idf from every shard, given
+  per group), or by positions in the order of the whole lower-cased titles (within runs that tie on titleScores) or
+  of the ids, those orders descending when `descending`.
 
   KEYS[1] hits: sorted set, the shard's matches (the result), expiring after `ttl`
   KEYS[2] updated: sorted set, id -> updated (ms)
@@ -16,26 +17,29 @@
   KEYS[8..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
     before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
     then the postings of the excluded words (the rest)
-  ARGV[1] sort: UPDATED_DESC, UPDATED_ASC, VOTES_DESC, RANKED, TITLE_ASC, TITLE_DESC, ID_ASC, ID_DESC or RELEVANCE
-  ARGV[2] ttl: the result's TTL, seconds
-  ARGV[3] resultMax: the most matches kept
-  ARGV[4] top: how many of the first matches are returned
-  ARGV[5] weightUpdated: RANKED: the weight of updated (ms), negated
-  ARGV[6] weightVotes: RANKED: the weight of votes, negated
-  ARGV[7] avgLength: RELEVANCE: the average document length over every shard
-  ARGV[8] k1: RELEVANCE: BM25's k1
-  ARGV[9] b: RELEVANCE: BM25's b
-  ARGV[10] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
+  ARGV[1] ttl: the result's TTL, seconds
+  ARGV[2] resultMax: the most matches kept
+  ARGV[3] top: how many of the first matches are returned
+  ARGV[4] weightUpdated: the weight of updated (ms) in a match's score; '' when the score leaves it out
+  ARGV[5] weightVotes: the weight of votes; '' when the score leaves it out
+  ARGV[6] weightTitle: the weight of titleScores; '' when the score leaves it out
+  ARGV[7] rescore: 'bm25', 'title' or 'id' (what replaces the scores, as above); '' to keep them
+  ARGV[8] descending: '1' when the positions of 'title' or 'id' count from the end of their order, else '0'
+  ARGV[9] avgLength: bm25: the average document length over every shard
+  ARGV[10] k1: bm25: BM25's k1
+  ARGV[11] b: bm25: BM25's b
+  ARGV[12] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
 
   Returns {matches, {id, score, ...} of the first `top`}.
 ]]
 --- @include lib/chunks
 local hits, updated, votes, titleScores, titles, lengths, scratch =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local sort, ttl, resultMax, top = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local weightUpdated, weightVotes = ARGV[5], ARGV[6]
-local avgLength, k1, b = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local packed = cjson.decode(ARGV[10])
+local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local weightUpdated, weightVotes, weightTitle = ARGV[4], ARGV[5], ARGV[6]
+local rescore, descending = ARGV[7], ARGV[8] == '1'
+local avgLength, k1, b = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local packed = cjson.decode(ARGV[12])
 local sizes, idf = packed.sizes, packed.idf
 local groups = #sizes
 local setsAt = 8 -- a scratch key per group, then the postings
@@ -61,22 +65,13 @@ for g = 1, groups do
   keys[g], weights[g] = sets[g], 0
 end
 local function by(key, weight)
-  keys[#keys + 1], weights[#weights + 1] = key, weight
+  if weight ~= '' then
+    keys[#keys + 1], weights[#weights + 1] = key, weight
+  end
 end
-if sort == 'UPDATED_DESC' then
-  by(updated, -1)
-elseif sort == 'UPDATED_ASC' then
-  by(updated, 1)
-elseif sort == 'VOTES_DESC' then
-  by(votes, -1)
-elseif sort == 'RANKED' then
-  by(updated, weightUpdated)
-  by(votes, weightVotes)
-elseif sort == 'TITLE_ASC' then
-  by(titleScores, 1)
-elseif sort == 'TITLE_DESC' then
-  by(titleScores, -1)
-end
+by(updated, weightUpdated)
+by(votes, weightVotes)
+by(titleScores, weightTitle)
 local args = { hits, #keys }
 for i = 1, #keys do
   args[#args + 1] = keys[i]
@@ -92,7 +87,7 @@ end)
 
 -- byWholeTitle: ids in the order of their whole lower-cased titles (bytes), then ids. Redis orders the members
 -- of equal score by their bytes, so "<title>\0<id>" members of the scratch set sort so (Lua's < would follow
--- the server's locale); TITLE_DESC reads them backwards and puts each title's ids back in ascending order.
+-- the server's locale); descending reads them backwards and puts each title's ids back in ascending order.
 local function byWholeTitle(ids)
   inChunks(#ids, function(first, last)
     local found, members = redis.call('HMGET', titles, unpack(ids, first, last)), {}
@@ -102,13 +97,12 @@ local function byWholeTitle(ids)
     end
     redis.call('ZADD', scratch, unpack(members))
   end)
-  local desc = sort == 'TITLE_DESC'
-  local sorted = desc and redis.call('ZRANGE', scratch, 0, -1, 'REV') or redis.call('ZRANGE', scratch, 0, -1)
+  local sorted = descending and redis.call('ZRANGE', scratch, 0, -1, 'REV') or redis.call('ZRANGE', scratch, 0, -1)
   redis.call('DEL', scratch)
   local out, i = {}, 1
   while i <= #sorted do
     local title, j = string.match(sorted[i], '^(.*)%z'), i
-    while desc and j < #sorted and string.match(sorted[j + 1], '^(.*)%z') == title do
+    while descending and j < #sorted and string.match(sorted[j + 1], '^(.*)%z') == title do
       j = j + 1
     end
     for m = j, i, -1 do
@@ -119,14 +113,14 @@ local function byWholeTitle(ids)
   return out
 end
 
--- rescored sorts: ZADD in slices
-local function rescore(entries)
+-- rescored matches: ZADD in slices
+local function storeScores(entries)
   inChunks(#entries, function(first, last)
     redis.call('ZADD', hits, unpack(entries, first, last))
   end)
 end
 local total = redis.call('ZCARD', hits)
-if total > 0 and sort == 'RELEVANCE' then
+if total > 0 and rescore == 'bm25' then
   local ids, entries = redis.call('ZRANGE', hits, 0, -1), {}
   inChunks(#ids, function(first, last)
     local slice = { unpack(ids, first, last) }
@@ -146,8 +140,8 @@ if total > 0 and sort == 'RELEVANCE' then
       entries[#entries + 1] = slice[j]
     end
   end)
-  rescore(entries)
-elseif total > 0 and (sort == 'TITLE_ASC' or sort == 'TITLE_DESC') then
+  storeScores(entries)
+elseif total > 0 and rescore == 'title' then
   -- string_to_score orders by the first six bytes; runs that tie there are ordered by the whole title, then id
   local ranged, order = redis.call('ZRANGE', hits, 0, -1, 'WITHSCORES'), {}
   local i = 1
@@ -175,14 +169,14 @@ elseif total > 0 and (sort == 'TITLE_ASC' or sort == 'TITLE_DESC') then
     entries[#entries + 1] = position
     entries[#entries + 1] = id
   end
-  rescore(entries)
-elseif total > 0 and sort == 'ID_DESC' then
+  storeScores(entries)
+elseif total > 0 and rescore == 'id' then
   local entries = {}
   for position, id in ipairs(redis.call('ZRANGE', hits, 0, -1)) do
-    entries[#entries + 1] = total - position + 1
+    entries[#entries + 1] = descending and total - position + 1 or position
     entries[#entries + 1] = id
   end
-  rescore(entries)
+  storeScores(entries)
 end
 
 for g = 1, groups do

@@ -6,8 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { badInput, forbidden, notFound } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/documents/commands.js';
+import type { DocumentCommands, DocumentState, Shard } from '../../redis/documents/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import { whileChanged } from '../shared/changes.js';
 import { userText } from '../shared/text.js';
@@ -32,32 +31,44 @@ export interface Document extends DocumentSummary {
 const DOCUMENT_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const TITLE_MAX = 200;
 
-export function parseDocumentId(raw: string, argument = 'id'): string {
-  if (!DOCUMENT_ID.test(raw)) throw badInput(argument, 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
+/** A document id as given (the `id` argument); BAD_USER_INPUT when it cannot be one. */
+export function parseDocumentId(raw: string): string {
+  if (!DOCUMENT_ID.test(raw)) throw badInput('id', 'must be 1 to 64 of A-Z, a-z, 0-9, "_", ".", ":" or "-"');
   return raw;
 }
 
+export interface DocumentServiceDeps {
+  commands: DocumentCommands;
+  shards: Shards;
+  admins: AdminService;
+  /** SEARCH_TITLE_WEIGHT and MAX_DOCUMENT_BYTES. */
+  options: { titleWeight: number; documentBytes: number };
+}
+
 export class DocumentService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly shards: Shards,
-    private readonly admins: AdminService,
-    private readonly options: { titleWeight: number; documentBytes: number },
-  ) {}
+  private readonly commands: DocumentCommands;
+  private readonly shards: Shards;
+  private readonly admins: AdminService;
+  private readonly options: { titleWeight: number; documentBytes: number };
+
+  constructor(deps: DocumentServiceDeps) {
+    ({ commands: this.commands, shards: this.shards, admins: this.admins, options: this.options } = deps);
+  }
 
   /** Creates or replaces document `id` as `user` (only its author or an admin replaces it). */
-  async indexDocument(user: string, rawId: string, rawTitle: string, rawContent: string): Promise<Document> {
-    const id = parseDocumentId(rawId);
-    const title = userText(rawTitle, 'title', TITLE_MAX);
-    const content = rawContent.toWellFormed();
+  async indexDocument(user: string, input: { id: string; title: string; content: string }): Promise<Document> {
+    const id = parseDocumentId(input.id);
+    const title = userText(input.title, 'title', TITLE_MAX);
+    const content = input.content.toWellFormed();
     if (Buffer.byteLength(content) > this.options.documentBytes)
       throw badInput('content', `must be at most ${this.options.documentBytes} bytes of UTF-8`);
-    const { frequencies, length } = termFrequencies(title, content, this.options.titleWeight);
+    const { frequencies, length } = termFrequencies({ title, content, titleWeight: this.options.titleWeight });
     const key = titleKey(title);
     let author = user;
-    const stored = await this.change(id, user, (shard, state, isAdmin) => {
+    const stored = await this.change({ id, user }, (shard, state, isAdmin) => {
       author = state.author ?? user;
-      return commands.indexDocument(this.redis, shard, {
+      return this.commands.indexDocument({
+        shard,
         id,
         expected: state.version,
         user,
@@ -76,38 +87,41 @@ export class DocumentService {
   }
 
   /** Deletes document `id` as `user` (its author or an admin); false when there was none. */
-  async deleteDocument(user: string, rawId: string): Promise<boolean> {
-    const id = parseDocumentId(rawId);
-    return this.change(id, user, (shard, state, isAdmin) =>
-      commands.deleteDocument(this.redis, shard, { id, expected: state.version, user, isAdmin, words: state.words }),
+  async deleteDocument(user: string, input: { id: string }): Promise<boolean> {
+    const id = parseDocumentId(input.id);
+    return this.change({ id, user }, (shard, state, isAdmin) =>
+      this.commands.deleteDocument({ shard, id, expected: state.version, user, isAdmin, words: state.words }),
     );
   }
 
   /** `user` votes for document `id`, once (voting again changes nothing). */
-  async voteDocument(user: string, rawId: string): Promise<Document> {
-    const id = parseDocumentId(rawId);
+  async voteDocument(user: string, input: { id: string }): Promise<Document> {
+    const id = parseDocumentId(input.id);
     await this.shards.ready();
-    const votes = await commands.voteDocument(this.redis, this.shards.of(id), { id, user });
+    const votes = await this.commands.voteDocument({ shard: this.shards.of(id), id, user });
     if (isRefused(votes)) throw refusal(votes, id);
-    return this.documentNow(id, user);
+    return this.documentNow({ id, user });
   }
 
-  /** Documents `ids` as `viewer` sees them (null where none), one round trip per shard. */
-  documents(ids: readonly string[], viewer: string | null): Promise<(Document | null)[]> {
-    return this.read(ids, viewer, true) as Promise<(Document | null)[]>;
+  /**
+   * Documents `ids` of the index as `viewer` sees them (null where none), one round trip per shard. The ids are not
+   * parsed (they come from the index, or were parsed by the caller).
+   */
+  documents(input: { ids: readonly string[]; viewer: string | null }): Promise<(Document | null)[]> {
+    return this.read({ ...input, content: true }) as Promise<(Document | null)[]>;
   }
 
   /** The same without their content, which may be most of their bytes. */
-  summaries(ids: readonly string[], viewer: string | null): Promise<(DocumentSummary | null)[]> {
-    return this.read(ids, viewer, false);
+  summaries(input: { ids: readonly string[]; viewer: string | null }): Promise<(DocumentSummary | null)[]> {
+    return this.read({ ...input, content: false });
   }
 
-  private async read(ids: readonly string[], viewer: string | null, content: boolean) {
+  private async read({ ids, viewer, content }: { ids: readonly string[]; viewer: string | null; content: boolean }) {
     await this.shards.ready();
     const out: (DocumentSummary | Document | null)[] = ids.map(() => null);
     await Promise.all(
       [...this.shards.group(ids)].map(async ([shard, group]) => {
-        const stored = await commands.readDocuments(this.redis, shard, { ids: group.ids, viewer, content });
+        const stored = await this.commands.readDocuments({ shard, ids: group.ids, viewer, content });
         stored.forEach((d, i) => {
           if (!d) return;
           const { updatedMs, ...rest } = d;
@@ -119,8 +133,8 @@ export class DocumentService {
   }
 
   /** The document as it is now (after a change by `user`). */
-  private async documentNow(id: string, user: string): Promise<Document> {
-    const [doc] = await this.documents([id], user);
+  private async documentNow({ id, user }: { id: string; user: string }): Promise<Document> {
+    const [doc] = await this.documents({ ids: [id], viewer: user });
     if (!doc) throw notFound(`document "${id}"`);
     return doc;
   }
@@ -130,14 +144,13 @@ export class DocumentService {
    * document come between. Whether `user` is an admin is asked only when the document is someone else's.
    */
   private async change<T>(
-    id: string,
-    user: string,
-    run: (shard: ReturnType<Shards['of']>, state: commands.DocumentState, isAdmin: boolean) => Promise<T | Refused>,
+    { id, user }: { id: string; user: string },
+    run: (shard: Shard, state: DocumentState, isAdmin: boolean) => Promise<T | Refused>,
   ): Promise<T> {
     await this.shards.ready();
     const shard = this.shards.of(id);
     const result = await whileChanged(`document "${id}"`, async () => {
-      const state = await commands.readDocumentState(this.redis, shard, id);
+      const state = await this.commands.readDocumentState({ shard, id });
       const isAdmin = state.author !== null && state.author !== user && (await this.admins.isAdmin({ username: user }));
       return run(shard, state, isAdmin);
     });

@@ -1,32 +1,75 @@
 /** The documents domain: documents, votes and search over the sharded chapter-7 index. */
 import DataLoader from 'dataloader';
-import { documentKeys } from '../../redis/documents/keys.js';
+import { documentCommands } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { AdminService } from '../users/admins.js';
-import { DocumentService, type Document, type DocumentSummary } from './documents.js';
+import { DocumentService, parseDocumentId, type Document, type DocumentSummary } from './documents.js';
 import { SearchService } from './search.js';
 import { Shards } from './shards.js';
 
+/** Whether a load reads the documents' content, which may be most of their bytes. */
+interface Reading<C extends boolean> {
+  content: C;
+}
+
+/**
+ * An operation's documents as its viewer sees them (viewerVoted), through two DataLoaders, one with content and one
+ * without: each batch is one round trip per shard. A change primes or forgets both at once, so that nothing the rest
+ * of the operation reads is older than what the change returned.
+ */
+export interface DocumentLoader {
+  /** Document `id` (parsed: BAD_USER_INPUT when it cannot be one); null when there is none. */
+  load(id: string, reading: Reading<true>): Promise<Document | null>;
+  load(id: string, reading: Reading<boolean>): Promise<DocumentSummary | null>;
+  /** Documents `ids` of the index (a search's hits: not parsed again); null where none. */
+  loadMany(ids: readonly string[], reading: Reading<true>): Promise<(Document | null)[]>;
+  loadMany(ids: readonly string[], reading: Reading<boolean>): Promise<(DocumentSummary | null)[]>;
+  /** What a change returned becomes what the rest of the operation sees; returns it. */
+  prime(doc: Document): Document;
+  /** Forgets document `id` (deleted): the next load reads it again. */
+  forget(id: string): void;
+}
+
 export interface DocumentLoaders {
-  /** A document as the viewer sees it (viewerVoted), null when there is none: one round trip per shard per batch. */
-  documents: DataLoader<string, Document | null>;
-  /** The same without content, for operations that do not show it. */
-  documentSummaries: DataLoader<string, DocumentSummary | null>;
+  documents: DocumentLoader;
+}
+
+function documentLoader(documents: DocumentService, viewer: string | null): DocumentLoader {
+  const full = new DataLoader<string, Document | null>((ids) => documents.documents({ ids, viewer }));
+  const summaries = new DataLoader<string, DocumentSummary | null>((ids) => documents.summaries({ ids, viewer }));
+  const loader = (reading: Reading<boolean>) => (reading.content ? full : summaries);
+  return {
+    load: async (id: string, reading: Reading<boolean>) => loader(reading).load(parseDocumentId(id)),
+    loadMany: async (ids: readonly string[], reading: Reading<boolean>) =>
+      (await loader(reading).loadMany(ids)).map((d) => {
+        if (d instanceof Error) throw d;
+        return d;
+      }),
+    prime(doc) {
+      full.clear(doc.id).prime(doc.id, doc);
+      summaries.clear(doc.id).prime(doc.id, doc);
+      return doc;
+    },
+    forget(id) {
+      full.clear(id);
+      summaries.clear(id);
+    },
+  } as DocumentLoader;
 }
 
 export function createDocuments(
   { redis, space, config, log }: Base,
   { admins, semaphores }: { admins: AdminService; semaphores: SemaphoreService },
 ): Domain<{ documents: DocumentService; search: SearchService }, DocumentLoaders> {
-  const keys = documentKeys(space);
-  const shards = new Shards(redis, keys, config.search.shards);
-  const documents = new DocumentService(redis, shards, admins, config.search);
+  const commands = documentCommands(redis, space);
+  const shards = new Shards({ commands, count: config.search.shards });
+  const documents = new DocumentService({ commands, shards, admins, options: config.search });
   return {
-    services: { documents, search: new SearchService(redis, shards, semaphores, keys, config.search, log) },
-    loaders: (viewer) => ({
-      documents: new DataLoader((ids) => documents.documents(ids, viewer)),
-      documentSummaries: new DataLoader((ids) => documents.summaries(ids, viewer)),
-    }),
+    services: {
+      documents,
+      search: new SearchService({ commands, shards, semaphores, options: config.search, log }),
+    },
+    loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
   };
 }

@@ -9,37 +9,30 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { RedisClient } from '../../redis/clients.js';
-import * as commands from '../../redis/documents/commands.js';
-import type { ShardSort } from '../../redis/documents/commands.js';
-import type { DocumentKeys } from '../../redis/documents/keys.js';
+import type { DocumentCommands, Entry } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
-import { checkPage } from '../shared/paging.js';
-import { pairs } from '../../redis/replies.js';
+import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
+import {
+  DEFAULT_RANK_WEIGHTS,
+  DOCUMENT_SORTS,
+  RANK_WEIGHT_MAX,
+  shardOrder,
+  sortOf,
+  weighted,
+  type DocumentSort,
+  type RankWeights,
+} from './sorts.js';
 
-export type DocumentSort = ShardSort;
-export const DOCUMENT_SORTS: readonly DocumentSort[] = [
-  'UPDATED_DESC',
-  'UPDATED_ASC',
-  'VOTES_DESC',
-  'TITLE_ASC',
-  'TITLE_DESC',
-  'ID_ASC',
-  'ID_DESC',
-  'RANKED',
-  'RELEVANCE',
-];
-
-export interface RankWeights {
-  updated: number;
-  votes: number;
-}
+export const SEARCH_PAGE: Page = { default: 10, max: 100 };
+/** Results skipped before the page. */
+export const DEFAULT_OFFSET = 0;
 
 export interface SearchArgs {
   query: string;
   sort: DocumentSort;
+  /** RANKED only; DEFAULT_RANK_WEIGHTS when null. */
   weights?: RankWeights | null;
   first: number;
   offset: number;
@@ -60,41 +53,57 @@ export interface DocumentSearch {
   terms: string[];
 }
 
-export const SEARCH_PAGE_MAX = 100;
 /** Pages ending within the first DEEP_FROM results merge the shards' first entries; deeper ones the merged copy. */
 export const DEEP_FROM = 100;
-/** The weights of RANKED are at most this large (either sign). */
-export const RANK_WEIGHT_MAX = 1e6;
 /** Matching words of one prefix each shard considers (then the SEARCH_PREFIX_MAX most frequent are kept). */
 export const PREFIX_SCAN = 10_000;
-const BM25 = { k1: 1.2, b: 0.75 };
+/** RELEVANCE's BM25 parameters. */
+export const BM25 = { k1: 1.2, b: 0.75 } as const;
 /** A search holds its semaphore place at most this long (a process that died frees it then). */
 const HOLD_MS = 30_000;
 const RESULT_ID = /^[A-Za-z0-9_-]{22}$/;
 
+/** The SEARCH_* settings a search reads. */
+export interface SearchOptions {
+  prefixMax: number;
+  resultTtlSeconds: number;
+  resultMax: number;
+  resultsPerUser: number;
+  concurrency: number;
+}
+
+export interface SearchServiceDeps {
+  commands: DocumentCommands;
+  shards: Shards;
+  semaphores: SemaphoreService;
+  options: SearchOptions;
+  log: Logger;
+}
+
 export class SearchService {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly shards: Shards,
-    private readonly semaphores: SemaphoreService,
-    private readonly keys: DocumentKeys,
-    private readonly options: {
-      prefixMax: number;
-      resultTtlSeconds: number;
-      resultMax: number;
-      resultsPerUser: number;
-      concurrency: number;
-    },
-    private readonly log: Logger,
-  ) {}
+  private readonly commands: DocumentCommands;
+  private readonly shards: Shards;
+  private readonly semaphores: SemaphoreService;
+  private readonly options: SearchOptions;
+  private readonly log: Logger;
+
+  constructor(deps: SearchServiceDeps) {
+    ({
+      commands: this.commands,
+      shards: this.shards,
+      semaphores: this.semaphores,
+      options: this.options,
+      log: this.log,
+    } = deps);
+  }
 
   async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
-    checkPage('first', args.first, SEARCH_PAGE_MAX);
+    checkPage('first', args.first, SEARCH_PAGE.max);
     if (!Number.isInteger(args.offset) || args.offset < 0 || args.offset > this.options.resultMax)
       throw badInput('offset', `must be between 0 and ${this.options.resultMax}`);
     if (!DOCUMENT_SORTS.includes(args.sort)) throw badInput('sort', `must be one of ${DOCUMENT_SORTS.join(', ')}`);
     const query = parseQuery(args.query);
-    const weights = args.sort === 'RANKED' ? rankWeights(args.weights) : null;
+    const weights = weighted(args.sort) ? rankWeights(args.weights) : null;
     const fingerprint = JSON.stringify([query, args.sort, weights]);
     await this.shards.ready();
     const page = { sort: args.sort, offset: args.offset, first: args.first };
@@ -104,7 +113,8 @@ export class SearchService {
     const [acquired, found] = await Promise.allSettled([
       this.semaphores.acquire({ name, limit: this.options.concurrency, timeoutMs: HOLD_MS }),
       (async () =>
-        (args.resultId ? await this.reuse(user, args.resultId, fingerprint, page) : null) ?? this.plan(query, page))(),
+        (args.resultId ? await this.reuse({ user, resultId: args.resultId, fingerprint, page }) : null) ??
+        this.plan(query, page))(),
     ]);
     const holder = acquired.status === 'fulfilled' ? acquired.value : null;
     try {
@@ -113,7 +123,7 @@ export class SearchService {
         throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
       if (found.status === 'rejected') throw found.reason;
       const ready = found.value;
-      return 'resultId' in ready ? ready : await this.search(user, ready, weights, fingerprint, page);
+      return 'resultId' in ready ? ready : await this.search({ user, plan: ready, weights, fingerprint, page });
     } finally {
       // not waited for: the next command from this process on the same key is sent after it
       if (holder)
@@ -122,35 +132,43 @@ export class SearchService {
   }
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
-  private async plan(query: ParsedQuery, page: Page): Promise<Plan> {
+  private async plan(query: ParsedQuery, page: Asked): Promise<Plan> {
     const expanded = await this.expand([...query.groups.flat(), ...query.exclude]);
     const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
     const groups = query.groups.map(words);
     const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
     const matchable = groups.every((g) => g.length > 0);
-    return { ...plan, matchable, ...(matchable && page.sort === 'RELEVANCE' ? await this.stats(groups) : NO_STATS) };
+    const relevance = matchable && sortOf(page.sort).then === 'bm25';
+    return { ...plan, matchable, ...(relevance ? await this.stats(groups) : NO_STATS) };
   }
 
   /** Runs a planned query in every shard; the new result's page. */
-  private async search(
-    user: string,
-    plan: Plan,
-    weights: RankWeights | null,
-    fingerprint: string,
-    page: Page,
-  ): Promise<DocumentSearch> {
+  private async search({
+    user,
+    plan,
+    weights,
+    fingerprint,
+    page,
+  }: {
+    user: string;
+    plan: Plan;
+    weights: RankWeights | null;
+    fingerprint: string;
+    page: Asked;
+  }): Promise<DocumentSearch> {
     const resultId = randomBytes(16).toString('base64url');
     const end = page.offset + page.first;
+    const order = shardOrder(page.sort, weights);
     const parts = plan.matchable
       ? await Promise.all(
           this.shards.all.map((shard) =>
-            commands.searchDocuments(this.redis, shard, {
+            this.commands.searchDocuments({
+              shard,
               resultId,
-              sort: page.sort,
+              order,
               ttlSeconds: this.options.resultTtlSeconds,
               resultMax: this.options.resultMax,
               top: end <= DEEP_FROM ? end : 0,
-              rankWeights: weights ? [-weights.updated / 1000, -weights.votes] : [0, 0],
               bm25: { ...BM25, avgLength: plan.avgLength },
               groups: plan.groups.map((words, g) => ({ words, idf: plan.idf[g] ?? 0 })),
               exclude: plan.exclude,
@@ -159,19 +177,19 @@ export class SearchService {
         )
       : this.shards.all.map(() => ({ total: 0, top: [] }));
     const counts = parts.map((p) => p.total);
-    const description: Description = { fingerprint, counts, terms: plan.terms };
     const saved = Promise.all([
-      commands.saveResult(this.redis, this.shards.of(resultId), {
+      this.commands.saveResult({
+        home: this.shards.of(resultId),
         resultId,
         ttlSeconds: this.options.resultTtlSeconds,
-        description: JSON.stringify(description),
+        description: { fingerprint, counts, terms: plan.terms },
       }),
-      this.track(user, resultId, false),
+      this.track({ user, resultId, touch: false }),
     ]);
     const hits =
       end <= DEEP_FROM
         ? await this.shallowPage(
-            parts.map((p) => pairs(p.top)),
+            parts.map((p) => p.top),
             page,
           )
         : ((await this.deepPage(resultId, counts, page)) ?? []);
@@ -183,20 +201,31 @@ export class SearchService {
    * The page of a live result of the same query; null when it expired (or is unknown, or of another query). A deep
    * page comes with the description, in one round trip, when the merged copy exists: it costs no more than page 1.
    */
-  private async reuse(user: string, resultId: string, fingerprint: string, page: Page): Promise<DocumentSearch | null> {
+  private async reuse({
+    user,
+    resultId,
+    fingerprint,
+    page,
+  }: {
+    user: string;
+    resultId: string;
+    fingerprint: string;
+    page: Asked;
+  }): Promise<DocumentSearch | null> {
     if (!RESULT_ID.test(resultId)) return null;
     const end = page.offset + page.first;
     const deep = end > DEEP_FROM;
-    const stored = await commands.readResult(this.redis, this.shards.of(resultId), {
+    const stored = await this.commands.readResult({
+      home: this.shards.of(resultId),
       resultId,
       ttlSeconds: this.options.resultTtlSeconds,
       ...(deep && { merged: { offset: page.offset, count: page.first } }),
     });
-    const meta = stored.description ? (JSON.parse(stored.description) as Description) : null;
+    const meta = stored.description;
     if (meta?.fingerprint !== fingerprint) return null;
     const { counts } = meta;
     const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
-    void this.track(user, resultId, true).catch(warn('track'));
+    void this.track({ user, resultId, touch: true }).catch(warn('track'));
     let hits: SearchHit[] | null;
     if (!deep) {
       const lists = await this.readShards(resultId, counts, end);
@@ -204,32 +233,32 @@ export class SearchService {
     } else if (stored.merged) {
       // the shards' sets are renewed with the copy, for the pages to come
       void this.readShards(resultId, counts, 0).catch(warn('renew'));
-      hits = fromMerged(page, stored.merged);
+      hits = scored(page, stored.merged);
     } else hits = await this.deepPage(resultId, counts, page);
     return hits && { resultId, totalCount: sum(counts), hits, terms: meta.terms };
   }
 
   /** A page past DEEP_FROM, making the merged copy of the shards' orders; null when the result expired. */
-  private async deepPage(resultId: string, counts: number[], page: Page): Promise<SearchHit[] | null> {
+  private async deepPage(resultId: string, counts: number[], page: Asked): Promise<SearchHit[] | null> {
     const lists = await this.readShards(resultId, counts, this.options.resultMax);
     if (!lists) return null;
-    const merged = (await this.merge(page.sort, lists))
-      .slice(0, this.options.resultMax)
-      .map(([id, score]) => `${score} ${id}`);
-    await commands.saveMerged(this.redis, this.shards.of(resultId), {
+    const merged = (await this.merge(page.sort, lists)).slice(0, this.options.resultMax);
+    await this.commands.saveMerged({
+      home: this.shards.of(resultId),
       resultId,
       ttlSeconds: this.options.resultTtlSeconds,
       entries: merged,
     });
-    return fromMerged(page, merged.slice(page.offset, page.offset + page.first));
+    return scored(page, merged.slice(page.offset, page.offset + page.first));
   }
 
   /**
    * Notes a user's new result (or use of one, `touch`) in their list of live results; deletes their least recently
    * used past SEARCH_RESULTS_PER_USER, so that one user's live result sets stay few however fast they search.
    */
-  private async track(user: string, resultId: string, touch: boolean): Promise<void> {
-    const evicted = await commands.trackResult(this.redis, this.keys.userResults(user), {
+  private async track({ user, resultId, touch }: { user: string; resultId: string; touch: boolean }): Promise<void> {
+    const evicted = await this.commands.trackResult({
+      user,
       resultId,
       max: this.options.resultsPerUser,
       ttlSeconds: this.options.resultTtlSeconds,
@@ -238,42 +267,44 @@ export class SearchService {
     await Promise.all(
       evicted.flatMap((old) =>
         this.shards.all.map((shard) =>
-          commands.deleteResult(this.redis, shard, { resultId: old, home: shard === this.shards.of(old) }),
+          this.commands.deleteResult({ shard, resultId: old, home: shard === this.shards.of(old) }),
         ),
       ),
     );
   }
 
   /** Every shard's first `top` entries of a result, renewing their TTL; null when one has expired. */
-  private async readShards(resultId: string, counts: number[], top: number): Promise<[string, number][][] | null> {
+  private async readShards(resultId: string, counts: number[], top: number): Promise<Entry[][] | null> {
     const ttlSeconds = this.options.resultTtlSeconds;
     const lists = await Promise.all(
       this.shards.all.map(async (shard, i) =>
-        counts[i] ? commands.readHits(this.redis, shard, { resultId, ttlSeconds, top }) : [],
+        counts[i] ? this.commands.readHits({ shard, resultId, ttlSeconds, top }) : [],
       ),
     );
-    return lists.some((l) => l === null) ? null : lists.map((l) => pairs(l!));
+    return lists.some((l) => l === null) ? null : (lists as Entry[][]);
   }
 
   /** A page within the first DEEP_FROM results, from the shards' first entries. */
-  private async shallowPage(lists: [string, number][][], page: Page): Promise<SearchHit[]> {
+  private async shallowPage(lists: Entry[][], page: Asked): Promise<SearchHit[]> {
     return scored(page, (await this.merge(page.sort, lists)).slice(page.offset, page.offset + page.first));
   }
 
   /** Every shard's entries in one order: the sort's, ties by id (title sorts compare the lower-cased titles). */
-  private async merge(sort: DocumentSort, lists: [string, number][][]): Promise<[string, number][]> {
+  private async merge(sort: DocumentSort, lists: Entry[][]): Promise<Entry[]> {
     const all = lists.flat();
-    if (sort === 'ID_DESC') return all.sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0));
-    if (sort !== 'TITLE_ASC' && sort !== 'TITLE_DESC') return all.sort(([a, x], [b, y]) => x - y || byId(a, b));
+    const { then } = sortOf(sort);
+    if (typeof then !== 'object') return all.sort(([a, x], [b, y]) => x - y || byId(a, b));
+    // positions stand for the order of titles or of ids, which compare across shards
+    const direction = then.descending ? -1 : 1;
+    if (then.position === 'id') return all.sort(([a], [b]) => direction * byId(a, b));
     const titles = new Map<string, Buffer>();
     await Promise.all(
       lists.map(async (list, i) => {
         const ids = list.map(([id]) => id);
-        const found = await commands.readTitles(this.redis, this.shards.all[i]!, ids);
+        const found = await this.commands.readTitles({ shard: this.shards.all[i]!, ids });
         ids.forEach((id, j) => titles.set(id, Buffer.from(found[j]!)));
       }),
     );
-    const direction = sort === 'TITLE_ASC' ? 1 : -1;
     return all.sort(([a], [b]) => direction * Buffer.compare(titles.get(a)!, titles.get(b)!) || byId(a, b));
   }
 
@@ -283,7 +314,7 @@ export class SearchService {
     const found = new Map<string, string[]>();
     if (prefixes.length > 0) {
       const replies = await Promise.all(
-        this.shards.all.map((shard) => commands.expandPrefixes(this.redis, shard, { prefixes, scanMax: PREFIX_SCAN })),
+        this.shards.all.map((shard) => this.commands.expandPrefixes({ shard, prefixes, scanMax: PREFIX_SCAN })),
       );
       prefixes.forEach((prefix, i) => {
         const df = new Map<string, number>();
@@ -300,9 +331,7 @@ export class SearchService {
 
   /** BM25's idf per group and the average document length, over every shard. */
   private async stats(groups: string[][]): Promise<{ idf: number[]; avgLength: number }> {
-    const parts = await Promise.all(
-      this.shards.all.map((shard) => commands.searchStats(this.redis, shard, { groups })),
-    );
+    const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
     const documents = sum(parts.map((p) => p.documents));
     const lengthSum = sum(parts.map((p) => p.lengthSum));
     return {
@@ -315,7 +344,8 @@ export class SearchService {
   }
 }
 
-interface Page {
+/** The page a search asks for. */
+interface Asked {
   sort: DocumentSort;
   offset: number;
   first: number;
@@ -323,13 +353,6 @@ interface Page {
 
 /** The relevance statistics of a search by another sort (unused). */
 const NO_STATS = { idf: [] as number[], avgLength: 1 };
-
-/** What a result's description holds: which query it answers, each shard's matches, the query's words. */
-interface Description {
-  fingerprint: string;
-  counts: number[];
-  terms: string[];
-}
 
 /** A new search's words and statistics; `matchable` is false when a prefix expanded to no word. */
 interface Plan {
@@ -344,38 +367,18 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function rankWeights(w: RankWeights | null | undefined): RankWeights {
-  const weights = { updated: w?.updated ?? 1, votes: w?.votes ?? 0 };
+  const { updated, votes } = w ?? DEFAULT_RANK_WEIGHTS;
+  const weights = { updated, votes };
   for (const [name, value] of Object.entries(weights))
     if (!Number.isFinite(value) || Math.abs(value) > RANK_WEIGHT_MAX)
       throw badInput(`weights.${name}`, `must be a number from -${RANK_WEIGHT_MAX} to ${RANK_WEIGHT_MAX}`);
   return weights;
 }
 
-/** A page's hits from entries of a merged copy ("<score> <id>"). */
-function fromMerged(page: Page, entries: string[]): SearchHit[] {
-  return scored(
-    page,
-    entries.map((e) => {
-      const space = e.indexOf(' ');
-      return [e.slice(space + 1), Number(e.slice(0, space))];
-    }),
-  );
-}
-
 /** A page's hits with the score of the sort: updatedAt in seconds, votes, the weighted sum, BM25, or a position. */
-function scored(page: Page, entries: [string, number][]): SearchHit[] {
-  return entries.map(([id, stored], i) => {
-    switch (page.sort) {
-      case 'UPDATED_DESC':
-        return { id, score: -stored / 1000 };
-      case 'UPDATED_ASC':
-        return { id, score: stored / 1000 };
-      case 'VOTES_DESC':
-      case 'RANKED':
-      case 'RELEVANCE':
-        return { id, score: -stored || 0 };
-      default:
-        return { id, score: page.offset + i + 1 };
-    }
-  });
+function scored(page: Asked, entries: readonly Entry[]): SearchHit[] {
+  const { score } = sortOf(page.sort);
+  return score === 'position'
+    ? entries.map(([id], i) => ({ id, score: page.offset + i + 1 }))
+    : entries.map(([id, stored]) => ({ id, score: score(stored) }));
 }

@@ -4,30 +4,33 @@
  * rather than look for documents in the wrong shards.
  */
 import { crc32 } from 'node:zlib';
-import type { RedisClient } from '../../redis/clients.js';
-import { claimShardCount } from '../../redis/documents/commands.js';
-import type { DocumentKeys, ShardKeys } from '../../redis/documents/keys.js';
+import type { DocumentCommands, Shard } from '../../redis/documents/commands.js';
+
+export interface ShardsDeps {
+  commands: DocumentCommands;
+  /** SEARCH_SHARDS. */
+  count: number;
+}
 
 export class Shards {
-  readonly all: readonly ShardKeys[];
+  readonly all: readonly Shard[];
+  readonly count: number;
+  private readonly commands: DocumentCommands;
   private checked: Promise<void> | null = null;
 
-  constructor(
-    private readonly redis: RedisClient,
-    keys: DocumentKeys,
-    readonly count: number,
-  ) {
-    this.all = Array.from({ length: count }, (_, n) => keys.shard(n));
+  constructor(deps: ShardsDeps) {
+    ({ commands: this.commands, count: this.count } = deps);
+    this.all = this.commands.shards({ count: this.count });
   }
 
   /** The shard of a document id or result id. */
-  of(name: string): ShardKeys {
+  of(name: string): Shard {
     return this.all[crc32(name) % this.count]!;
   }
 
   /** `ids` by shard, each with its positions in `ids`. */
-  group(ids: readonly string[]): Map<ShardKeys, { ids: string[]; at: number[] }> {
-    const groups = new Map<ShardKeys, { ids: string[]; at: number[] }>();
+  group(ids: readonly string[]): Map<Shard, { ids: string[]; at: number[] }> {
+    const groups = new Map<Shard, { ids: string[]; at: number[] }>();
     ids.forEach((id, i) => {
       const shard = this.of(id);
       let g = groups.get(shard);
@@ -40,7 +43,8 @@ export class Shards {
 
   /** Resolves once the stored shard count is known to be this process's. */
   ready(): Promise<void> {
-    this.checked ??= claimShardCount(this.redis, this.all[0]!, this.count)
+    this.checked ??= this.commands
+      .claimShardCount({ count: this.count })
       .then((stored) => {
         if (stored !== this.count)
           throw new Error(

@@ -18,7 +18,10 @@ const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
  * the first of them (-1: nowhere). Words that are not substrings of the folded content are not looked for in it,
  * and the scan stops once every word left has been seen, so a long document is rarely read to its end.
  */
-function findTerms(wanted: readonly string[], title: string, content: string): { matched: string[]; first: number } {
+function findTerms(
+  wanted: readonly string[],
+  { title, content }: Pick<Document, 'title' | 'content'>,
+): { matched: string[]; first: number } {
   const has = new Set(wordsOf(title).filter((w) => wanted.includes(w)));
   const folded = foldCase(content);
   const inContent = new Set(wanted.filter((w) => folded.includes(w)));
@@ -69,7 +72,7 @@ export function describeHits(search: DocumentSearch, documents: readonly (Docume
   return search.hits.flatMap(({ score }, i) => {
     const document = documents[i];
     if (!document) return [];
-    const { matched, first } = findTerms(search.terms, document.title, document.content);
+    const { matched, first } = findTerms(search.terms, document);
     return [{ document, score, matchedTerms: matched, snippet: snippet(document.content, new Set(matched), first) }];
   });
 }

@@ -74,11 +74,18 @@ export function wordsOf(text: string): string[] {
  * What relevance counts of a document: each word's frequency (a title word counts `titleWeight` times) and the
  * document's length in the same units.
  */
-export function termFrequencies(
-  title: string,
-  content: string,
-  titleWeight: number,
-): { frequencies: Map<string, number>; length: number } {
+export function termFrequencies({
+  title,
+  content,
+  titleWeight,
+}: {
+  title: string;
+  content: string;
+  titleWeight: number;
+}): {
+  frequencies: Map<string, number>;
+  length: number;
+} {
   const frequencies = new Map<string, number>();
   const titleWords = wordsOf(title);
   const contentWords = wordsOf(content);
