@@ -6,7 +6,7 @@ import type { Logger } from './logger.js';
 import type { Services } from './services/index.js';
 import { SessionService } from './services/users/sessions.js';
 
-/** Who is asking. Whether they are an admin is asked only where it matters (resolvers/auth.ts requireAdmin). */
+/** Who is asking. Whether they are an admin is asked only where it matters (the admin scope, schema/builder.ts). */
 export interface Viewer {
   username: string;
 }

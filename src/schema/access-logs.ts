@@ -7,7 +7,7 @@ import {
   type LogUpload,
 } from '../services/access-logs/access-logs.js';
 import { builder } from './builder.js';
-import { firstArg } from './args.js';
+import { enumValues, firstArg } from './args.js';
 
 const LogUploadType = builder.objectRef<LogUpload>('LogUpload').implement({
   description:
@@ -27,9 +27,7 @@ const GEO_LEVEL_DESCRIPTIONS = {
 } satisfies Record<GeoLevel, string>;
 
 const GeoLevelType = builder.enumType('GeoLevel', {
-  values: Object.fromEntries(
-    GEO_LEVELS.map((level) => [level, { description: GEO_LEVEL_DESCRIPTIONS[level] }]),
-  ) as Record<GeoLevel, { description: string }>,
+  values: enumValues(GEO_LEVELS, GEO_LEVEL_DESCRIPTIONS),
 });
 
 const VisitCountType = builder.objectRef<{ place: string; count: number }>('VisitCount').implement({

@@ -13,7 +13,7 @@ import {
   type AdTarget,
   type AdType,
 } from '../services/ads/ads.js';
-import { firstArg } from './args.js';
+import { enumValues, firstArg } from './args.js';
 import { builder } from './builder.js';
 
 const TYPE_DESCRIPTIONS = {
@@ -23,10 +23,7 @@ const TYPE_DESCRIPTIONS = {
 } satisfies Record<AdType, string>;
 
 const AdTypeType = builder.enumType('AdType', {
-  values: Object.fromEntries(AD_TYPES.map((t) => [t, { description: TYPE_DESCRIPTIONS[t] }])) as Record<
-    AdType,
-    { description: string }
-  >,
+  values: enumValues(AD_TYPES, TYPE_DESCRIPTIONS),
 });
 
 const LOCATIONS = `1-${LOCATIONS_MAX} locations (non-empty, at most ${LOCATION_MAX_CHARS} characters each)`;

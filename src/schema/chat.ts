@@ -9,7 +9,7 @@ import { IS_PUBLIC_DEFAULT, MEMBERS_PAGE, MESSAGES_AFTER_DEFAULT, MESSAGES_PAGE 
 import { MARK_READ_DEFAULT } from '../services/chat/feeds.js';
 import { NOTIFICATION_KINDS, NOTIFICATIONS_PAGE } from '../services/chat/notifications.js';
 import { AHEAD_MAX_MS, DONE_KEPT, PENDING_MAX, RETENTION_MS, SCHEDULED_STATUSES } from '../services/chat/scheduled.js';
-import { firstArg } from './args.js';
+import { enumValues, firstArg } from './args.js';
 
 const DAY_MS = 86_400_000;
 
@@ -224,9 +224,7 @@ const SCHEDULED_STATUS_DESCRIPTIONS = {
 } satisfies Record<ScheduledStatus, string>;
 
 const ScheduledStatusType = builder.enumType('ScheduledStatus', {
-  values: Object.fromEntries(
-    SCHEDULED_STATUSES.map((status) => [status, { description: SCHEDULED_STATUS_DESCRIPTIONS[status] }]),
-  ) as Record<ScheduledStatus, { description: string }>,
+  values: enumValues(SCHEDULED_STATUSES, SCHEDULED_STATUS_DESCRIPTIONS),
 });
 
 const ScheduledMessageType = builder.objectRef<ScheduledMessage>('ScheduledMessage').implement({

@@ -14,7 +14,7 @@ import {
   type DocumentSort,
 } from '../services/documents/sorts.js';
 import { SNIPPET_CHARS } from '../services/documents/snippets.js';
-import { firstArg } from './args.js';
+import { enumValues, firstArg } from './args.js';
 
 const SORT_DESCRIPTIONS = {
   UPDATED_DESC: 'Most recently updated first.',
@@ -31,10 +31,7 @@ const SORT_DESCRIPTIONS = {
 
 const DocumentSortType = builder.enumType('DocumentSort', {
   description: 'The order of searchDocuments; every sort breaks ties by id ascending.',
-  values: Object.fromEntries(DOCUMENT_SORTS.map((s) => [s, { description: SORT_DESCRIPTIONS[s] }])) as Record<
-    DocumentSort,
-    { description: string }
-  >,
+  values: enumValues(DOCUMENT_SORTS, SORT_DESCRIPTIONS),
 });
 
 const RankWeightsType = builder.inputType('RankWeights', {
