@@ -7,6 +7,7 @@
 import type { RedisClient } from '../clients.js';
 import { coordinationKeys } from '../coordination/keys.js';
 import type { Keyspace } from '../keys.js';
+import type { Head } from '../mailbox/commands.js';
 import { startingWith } from '../replies.js';
 import { script } from '../scripts.js';
 import { STATUS, refused, type Refused } from '../status.js';
@@ -267,7 +268,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /** What a live subscription of chat `chatId` watches: its version key and doorbell. */
-    chatHead(a: { chatId: string }): { key: string; channel: string } {
+    chatHead(a: { chatId: string }): Head {
       const c = k.chat(a.chatId);
       return { key: c.version, channel: c.bell };
     },
@@ -284,7 +285,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /** What an all-chats subscription of `user` watches to follow joins and leaves: the index's version. */
-    indexHead(a: { user: string }): { key: string; channel: string } {
+    indexHead(a: { user: string }): Head {
       const u = k.user(a.user);
       return { key: u.chatsVersion, channel: u.bell };
     },
@@ -336,7 +337,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /** What a live subscription of `user`'s notifications watches: the mailbox's sequence, and its doorbell. */
-    inboxHead(a: { user: string }): { key: string; channel: string } {
+    inboxHead(a: { user: string }): Head {
       const u = k.user(a.user);
       return { key: u.inboxSeq, channel: u.bell };
     },

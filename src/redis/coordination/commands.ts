@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
+import type { Head } from '../mailbox/commands.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
 import { coordinationKeys } from './keys.js';
@@ -37,7 +38,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, log: L
   const k = coordinationKeys(space);
   return {
     /** What waiters of lock `name` watch: its owner key, and the doorbell its releases ring. */
-    lockHead(a: { name: string }): { key: string; channel: string } {
+    lockHead(a: { name: string }): Head {
       const lock = k.lock(a.name);
       return { key: lock.owner, channel: lock.bell };
     },

@@ -6,6 +6,12 @@
 import { Redis } from 'ioredis';
 import { isReady, type RedisClient } from '../clients.js';
 
+/** A head key that moves with its mailbox, and the doorbell channel that announces its moves (named by its domain). */
+export interface Head {
+  key: string;
+  channel: string;
+}
+
 export type MailboxCommands = ReturnType<typeof mailboxCommands>;
 
 /** `subscriber` is the doorbell connection (clients.ts createSubscriber), to the same Redis as `redis`. */

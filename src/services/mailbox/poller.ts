@@ -5,13 +5,9 @@
  * docs/subscriptions.md.
  */
 import type { Logger } from 'pino';
-import type { MailboxCommands } from '../../redis/mailbox/commands.js';
+import type { Head, MailboxCommands } from '../../redis/mailbox/commands.js';
 
-/** A head key that moves with its mailbox, and the doorbell channel that announces its moves. */
-export interface Head {
-  key: string;
-  channel: string;
-}
+export type { Head };
 
 /** What a doorbell said about a move: the new head, and what the mailbox's script attached (a message). */
 export interface Ring {
