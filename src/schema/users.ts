@@ -30,7 +30,8 @@ builder.queryFields((t) => ({
   me: t.field({
     type: UserType,
     nullable: true,
-    description: 'The signed-in user; null when not signed in.',
+    description:
+      'The signed-in user; null without a token. A token that is no session (expired, revoked, mis-pasted) is UNAUTHENTICATED, saying what to do.',
     resolve: resolvers.me,
   }),
   users: t.field({
