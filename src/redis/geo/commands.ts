@@ -106,6 +106,14 @@ export function geoCommands(redis: RedisClient, space: Keyspace) {
       );
     },
 
+    /** The bytes the live data takes in Redis (MEMORY USAGE of its keys, every element counted). */
+    async bytes(): Promise<number> {
+      const sizes = await Promise.all(
+        [live.ranges4, live.ranges6, live.cities].map((key) => redis.memory('USAGE', key, 'SAMPLES', 0)),
+      );
+      return sizes.reduce<number>((sum, n) => sum + (n ?? 0), 0);
+    },
+
     /** Puts the loaded data in place of the live data, at once, and moves the generation. */
     async swapCities(): Promise<void> {
       await swapCitiesScript(

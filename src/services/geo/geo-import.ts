@@ -1,14 +1,16 @@
 /**
  * Imports city data into the IP-to-city index, streaming, from the book's GeoLiteCity pair, MaxMind's GeoLite2-City
- * pair and the ip-location-db ranges (told apart by their first lines), under `loading` keys swapped in by one script
- * at the end. Malformed rows are counted and skipped. The layouts: docs/access-logs.md.
+ * pair, the ip-location-db ranges (told apart by their first lines) and ip-location-db's city MaxMind DB files (the
+ * default import, offline: src/services/geo/mmdb.ts), under `loading` keys swapped in by one script at the end.
+ * Malformed rows are counted and skipped. The layouts: docs/access-logs.md.
  */
 import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { CityRecord, GeoCommands, StoredRange } from '../../redis/geo/commands.js';
 import { parseBounds, parseCidr, type Range } from './ip.js';
+import { mmdbRanges } from './mmdb.js';
 
-export type Layout = 'book-blocks' | 'book-locations' | 'geolite2-blocks' | 'geolite2-locations' | 'ranges';
+export type Layout = 'book-blocks' | 'book-locations' | 'geolite2-blocks' | 'geolite2-locations' | 'ranges' | 'mmdb';
 
 export interface ImportProgress {
   file: string;
@@ -22,17 +24,26 @@ export interface ImportResult {
   ranges4: number;
   ranges6: number;
   skipped: number;
+  /** What the imported data takes in Redis. */
+  bytes: number;
 }
 
 /** Members or fields per write; rows between waits for the writes. */
 const BATCH = 1000;
 
-/** Tells a file's layout from its first lines. */
+/** Where a MaxMind DB's metadata starts: within its last 128 KiB. */
+const MMDB_MARKER = Buffer.from('\xAB\xCD\xEFMaxMind.com', 'latin1');
+
+/** Tells a file's layout from its first lines (a MaxMind DB from the marker of its metadata, near its end). */
 export function sniff(file: string): { layout: Layout; encoding: BufferEncoding; headerLines: number } {
   const fd = openSync(file, 'r');
-  const buffer = Buffer.alloc(64 * 1024);
+  const buffer = Buffer.alloc(128 * 1024);
+  const size = statSync(file).size;
+  const tail = readSync(fd, buffer, 0, buffer.length, Math.max(0, size - buffer.length));
+  const isMmdb = buffer.subarray(0, tail).includes(MMDB_MARKER);
   const n = readSync(fd, buffer, 0, buffer.length, 0);
   closeSync(fd);
+  if (isMmdb) return { layout: 'mmdb', encoding: 'binary', headerLines: 0 };
   const [first = '', second = ''] = buffer.subarray(0, n).toString('latin1').split(/\r?\n/);
   if (/^copyright/i.test(first)) {
     if (/^"?startIpNum"?,/i.test(second)) return { layout: 'book-blocks', encoding: 'latin1', headerLines: 2 };
@@ -80,7 +91,7 @@ export class CityImport {
   private readonly cityIds = new Set<string>();
   private ranges: Record<4 | 6, LoadedRange[]> = { 4: [], 6: [] };
   private cities: [string, CityRecord][] = [];
-  private readonly result: ImportResult = { cities: 0, ranges4: 0, ranges6: 0, skipped: 0 };
+  private readonly result: ImportResult = { cities: 0, ranges4: 0, ranges6: 0, skipped: 0, bytes: 0 };
   private readonly commands: GeoCommands;
   private readonly onProgress: (p: ImportProgress) => void;
 
@@ -93,7 +104,7 @@ export class CityImport {
   async run(files: { blocks: string[]; locations?: string | undefined }): Promise<ImportResult> {
     if (files.blocks.length === 0) throw new Error('give at least one --blocks file');
     const layouts = files.blocks.map((f) => ({ file: f, ...sniff(f) }));
-    const needLocations = layouts.some((l) => l.layout !== 'ranges');
+    const needLocations = layouts.some((l) => l.layout !== 'ranges' && l.layout !== 'mmdb');
     if (needLocations && !files.locations) throw new Error('--locations is needed with GeoLiteCity or GeoLite2 blocks');
     for (const l of layouts)
       if (l.layout.endsWith('locations')) throw new Error(`${l.file} is a locations file; pass it with --locations`);
@@ -103,12 +114,16 @@ export class CityImport {
       if (!l.layout.endsWith('locations')) throw new Error(`${files.locations} is not a locations file`);
       await this.read(files.locations, l, (row) => this.location(l.layout, row));
     }
-    for (const l of layouts) await this.read(l.file, l, (row) => this.block(l.layout, row));
+    for (const l of layouts) {
+      if (l.layout === 'mmdb') await this.readMmdb(l.file);
+      else await this.read(l.file, l, (row) => this.block(l.layout, row));
+    }
     this.flushCities();
     this.flushRanges(4);
     this.flushRanges(6);
     await this.writer.drain();
     await this.commands.swapCities();
+    this.result.bytes = await this.commands.bytes();
     return this.result;
   }
 
@@ -136,6 +151,35 @@ export class CityImport {
       if (++count % BATCH === 0) {
         await this.pending();
         this.onProgress({ file, bytesRead, bytesTotal, rows: count });
+      }
+    }
+    this.onProgress({ file, bytesRead: bytesTotal, bytesTotal, rows: count });
+  }
+
+  /** A MaxMind DB of ip-location-db's city layout: its ranges, each city once (the first range's coordinates). */
+  private async readMmdb(file: string): Promise<void> {
+    const bytesTotal = statSync(file).size;
+    const coordinate = (n: number | undefined) => (n === undefined ? '' : String(Number(n.toFixed(4))));
+    let count = 0;
+    for (const { range, data, done } of mmdbRanges(file)) {
+      const country = data.country_code;
+      if (!country) {
+        this.result.skipped++;
+        continue;
+      }
+      const id = `${country}/${data.state1 ?? ''}/${data.city ?? ''}`;
+      const [latitude, longitude] = [coordinate(data.latitude), coordinate(data.longitude)];
+      this.addCity(id, {
+        country,
+        region: data.state1 || null,
+        city: data.city || null,
+        latitude: latitude === '' ? null : Number(latitude),
+        longitude: longitude === '' ? null : Number(longitude),
+      });
+      this.addRange(range, id, latitude, longitude);
+      if (++count % BATCH === 0) {
+        await this.pending();
+        this.onProgress({ file, bytesRead: Math.round(done * bytesTotal), bytesTotal, rows: count });
       }
     }
     this.onProgress({ file, bytesRead: bytesTotal, bytesTotal, rows: count });

@@ -6,7 +6,7 @@
  * The data comes from `npm run import:cities` (src/services/geo/geo-import.ts).
  */
 import DataLoader from 'dataloader';
-import { badInput } from '../../errors.js';
+import { AppError, badInput } from '../../errors.js';
 import type { CityRecord, GeoCommands } from '../../redis/geo/commands.js';
 import { parseAddress, type Address } from './ip.js';
 import { LocalCities, type CityTable } from './local.js';
@@ -16,6 +16,11 @@ export type { CityRecord };
 export interface City extends CityRecord {
   id: string;
 }
+
+const NO_DATA = new AppError(
+  'NOT_FOUND',
+  'no city data has been imported yet: run `npm run import:cities` (GeoLite2 city data, offline) where the gateway runs',
+);
 
 /** Addresses one citiesByIp call may ask for. */
 export const IPS_MAX = 1000;
@@ -52,6 +57,8 @@ export class GeoService {
 
   private async lookup(addresses: readonly Address[]): Promise<(City | null)[]> {
     const found = await this.commands.citiesByAddress({ addresses });
+    // A miss before any import is no answer: say what to run rather than a silent null.
+    if (found.includes(null) && (await this.commands.generation()) === null) throw NO_DATA;
     return found.map((f) => (f ? { id: f.id, ...f.record } : null));
   }
 }
