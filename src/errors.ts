@@ -1,6 +1,6 @@
 /**
  * Expected failures, raised by services and resolvers alike. They carry one of the public error codes of
- * API.md; the GraphQL layer (src/gateway/errors.ts) turns them into GraphQL errors with `extensions.code`.
+ * docs/api.md; the GraphQL layer (src/gateway/errors.ts) turns them into GraphQL errors with `extensions.code`.
  * This module knows nothing of GraphQL so that services can use it.
  */
 export const ERROR_CODES = [

@@ -20,7 +20,7 @@ export function fromAppError(error: AppError): GraphQLError {
   return createGraphQLError(error.message, { extensions: error.extensions });
 }
 
-/** The codes of API.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
+/** The codes of docs/api.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
 const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR']);
 
 /** Relabels, in place, an error about the request itself, so yoga keeps its HTTP status and does not log it. */

@@ -72,7 +72,7 @@ afterAll(async () => {
   await worker?.stop(1000);
 });
 
-/** What a visit counts for, by the rules API.md's dailyVisits documents, from the lookups of citiesByIp. */
+/** What a visit counts for, by the rules docs/api.md's dailyVisits documents, from the lookups of citiesByIp. */
 function places(
   city: { country: string; region: string | null; city: string | null } | null,
 ): Record<string, string | null> {

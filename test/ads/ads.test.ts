@@ -11,7 +11,6 @@ import { keyspace } from '../../src/redis/keys.js';
 import { pairs } from '../../src/redis/replies.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, postGraphQL, prefixMemory, startTestApp } from '../support/app.js';
-import { readmeOperations } from '../support/readme.js';
 
 const CONTENT = 'this is some random content, look at how it is indexed.';
 const INDEX = `mutation($input: AdInput!) { indexAd(input: $input) { id type value ecpm locations terms } }`;
@@ -373,29 +372,5 @@ describe('ads beside documents, and what an ad is made of', () => {
       expect(r.errors?.[0]?.extensions?.argument, query).toBe(argument);
     }
     expect((await a.ads())['bad']).toBeUndefined();
-  });
-});
-
-describe("the README's examples", () => {
-  it('run as the README says: the first two as an admin, the click with the targeting just made', async () => {
-    const operations = readmeOperations('Ad targeting');
-    expect(operations).toHaveLength(4);
-    const a = await adsApp();
-    const answers: Record<string, unknown>[] = [];
-    for (const [i, op] of operations.entries()) {
-      const targetingId = (answers[2] as { targetAd?: Target } | undefined)?.targetAd?.targetingId ?? '';
-      const r = await a.t.gql<Record<string, unknown>>(
-        op.replace('<targetingId from above>', targetingId),
-        {},
-        i < 2 ? a.admin : undefined,
-      );
-      expect(r.errors, op).toBeUndefined();
-      answers.push(r.data!);
-    }
-    expect(answers[2]).toMatchObject({
-      targetAd: { matchedTerms: ['trail', 'running'], explored: false, ad: { id: 'shoes' } },
-    });
-    expect(answers[3]).toEqual({ recordClick: true });
-    await a.worker.stop(1000);
   });
 });

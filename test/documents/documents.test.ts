@@ -9,7 +9,6 @@ import { DEEP_FROM } from '../../src/services/documents/search.js';
 import { DOCUMENT_SORTS } from '../../src/services/documents/sorts.js';
 import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
 import { disposeLater } from '../support/dispose.js';
-import { readmeOperations } from '../support/readme.js';
 
 const INDEX = `mutation($id: ID!, $title: String!, $content: String!) {
   indexDocument(id: $id, title: $title, content: $content) { id title author { username } votes viewerVoted updatedAt }
@@ -448,35 +447,5 @@ describe('limits', () => {
       );
     expect((await resultKeys()).length).toBeGreaterThan(0);
     expect(await eventually(async () => (await resultKeys()).length === 0, 5000, 200)).toBe(true);
-  });
-});
-
-describe("the README's examples", () => {
-  it('run as the README says', async () => {
-    const operations = readmeOperations('Documents and search');
-    expect(operations.length).toBeGreaterThanOrEqual(7);
-    const t = await startTestApp();
-    const token = (await t.signUp()).token;
-    const answers: unknown[] = [];
-    for (const op of operations) {
-      const r = await t.gql<Record<string, unknown>>(op, {}, token);
-      expect(r.errors, op).toBeUndefined();
-      answers.push(r.data);
-    }
-    const ids = (a: unknown) =>
-      (a as { searchDocuments: { documents?: { id: string }[]; hits?: { document: { id: string } }[] } })
-        .searchDocuments;
-    expect(
-      ids(answers[2])
-        .documents!.map((d) => d.id)
-        .sort(),
-    ).toEqual(['lua', 'redis-intro']);
-    expect(
-      ids(answers[3])
-        .documents!.map((d) => d.id)
-        .sort(),
-    ).toEqual(['lua', 'redis-intro']);
-    expect(ids(answers[4]).documents!.map((d) => d.id)).toEqual(['redis-intro']);
-    expect(ids(answers[5]).hits!.map((h) => h.document.id)).toEqual(['lua']);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Real text: a sixth of the SpamAssassin corpus (about 1,000 mails) indexed through the service. Counts are
  * checked against the corpus itself, and RELEVANCE against two independent BM25s over the same tokens: a small
- * reference written here from API.md's formula (scores must agree to 1e-9), and MiniSearch (top 10 must agree for
- * at least 90 % of 200 queries). MiniSearch counts a field's length as its distinct tokens where API.md counts
+ * reference written here from docs/api.md's formula (scores must agree to 1e-9), and MiniSearch (top 10 must agree for
+ * at least 90 % of 200 queries). MiniSearch counts a field's length as its distinct tokens where docs/api.md counts
  * every token, so it is given one distinct raw token per occurrence, which its processTerm folds back to the word.
  */
 import MiniSearch from 'minisearch';
@@ -17,7 +17,7 @@ const B = 0.75;
 let s: TestServices;
 let corpus: CorpusDocument[];
 
-/** The reference: documents' weighted term frequencies and lengths, straight from API.md. */
+/** The reference: documents' weighted term frequencies and lengths, straight from docs/api.md. */
 class ReferenceBm25 {
   readonly tf = new Map<string, Map<string, number>>();
   readonly length = new Map<string, number>();

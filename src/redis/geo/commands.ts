@@ -1,6 +1,6 @@
 /**
- * The geo domain's door to Redis: lookups in the IP-to-city index, reading it whole for a local copy, and an
- * import's writes under the `loading` keys, swapped in by one script.
+ * The geo domain's door to Redis: lookups in the IP-to-city index (one pipeline per batch), and an import's writes
+ * under the `loading` keys, swapped in by one script.
  */
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
@@ -69,21 +69,6 @@ export function geoCommands(redis: RedisClient, space: Keyspace) {
     /** The live data's generation: it moves with every import. */
     generation(): Promise<string | null> {
       return redis.get(live.generation);
-    },
-
-    /** Live ranges `from` to `from + count - 1` of a family, in address order. */
-    async ranges(a: { family: Family; from: number; count: number }): Promise<StoredRange[]> {
-      const members = await redis.zrange(rangesOf(live, a.family), String(a.from), String(a.from + a.count - 1));
-      return members.map((m) => {
-        const [start = '', end = '', , , ...id] = m.split('|');
-        return { start, end, id: id.join('|') };
-      });
-    },
-
-    /** Every live city by id. */
-    async cities(): Promise<Map<string, CityRecord>> {
-      const all = await redis.hgetall(live.cities);
-      return new Map(Object.entries(all).map(([id, json]) => [id, JSON.parse(json) as CityRecord]));
     },
 
     /** Deletes what an import cut short left under the loading keys. */

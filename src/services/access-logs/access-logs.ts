@@ -24,6 +24,8 @@ export type GeoLevel = (typeof GEO_LEVELS)[number];
 /** The level of dailyVisits when the caller does not say. */
 export const GEO_LEVEL_DEFAULT: GeoLevel = 'COUNTRY';
 /** Places of a day's visits, per read. */
+/** Distinct addresses of a share looked up together (one pipeline). */
+const LOOKUP_BATCH = 1000;
 export const VISITS_PAGE: Page = { default: 50, max: 1000 };
 
 export interface LogUpload {
@@ -165,12 +167,30 @@ export class AccessLogService {
     const upload = await this.commands.upload({ id });
     if (upload?.status !== 'PROCESSING') return; // done, failed, or gone
     const { processors, uploader, filename } = upload;
-    const cities = await this.geo.localTable();
-
     const visits = new Map<string, { day: string; level: GeoLevel; counts: Map<string, number> }>(); // by "<day> <level>"
     let lines = 0;
     let errors = 0;
     let index = 0;
+    // Lines wait in a batch whose distinct addresses are looked up in one pipeline.
+    let batch: { day: string; address: string }[] = [];
+    const addresses = new Map<string, Address>();
+    const count = async () => {
+      const cities = await this.geo.locate({ addresses: [...addresses.values()] });
+      const cityOf = new Map([...addresses.keys()].map((key, i) => [key, cities[i] ?? null]));
+      for (const { day, address } of batch) {
+        const places = placesOf(cityOf.get(address) ?? null);
+        for (const level of GEO_LEVELS) {
+          const place = places[level];
+          if (!place) continue;
+          const key = `${day} ${level}`;
+          const entry = visits.get(key) ?? { day, level, counts: new Map<string, number>() };
+          visits.set(key, entry);
+          entry.counts.set(place, (entry.counts.get(place) ?? 0) + 1);
+        }
+      }
+      batch = [];
+      addresses.clear();
+    };
     for await (const line of this.lines({ id })) {
       if (index++ % processors !== share - 1) continue;
       if (line.trim() === '') continue;
@@ -180,16 +200,12 @@ export class AccessLogService {
         errors++;
         continue;
       }
-      const places = placesOf(cities.lookup(parsed.address));
-      for (const level of GEO_LEVELS) {
-        const place = places[level];
-        if (!place) continue;
-        const key = `${parsed.day} ${level}`;
-        const entry = visits.get(key) ?? { day: parsed.day, level, counts: new Map<string, number>() };
-        visits.set(key, entry);
-        entry.counts.set(place, (entry.counts.get(place) ?? 0) + 1);
-      }
+      const key = `${parsed.address.family}:${parsed.address.hex}`;
+      addresses.set(key, parsed.address);
+      batch.push({ day: parsed.day, address: key });
+      if (addresses.size >= LOOKUP_BATCH) await count();
     }
+    await count();
     const outcome = await this.commands.finishShare({ id, share, lines, errors, visits: [...visits.values()] });
     if (outcome.status !== 'last') return;
     await this.commands.releaseUpload({ id, status: 'DONE', keptMs: RECORD_KEPT_MS });

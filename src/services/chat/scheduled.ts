@@ -1,5 +1,5 @@
 /**
- * Scheduled messages (API.md, "Scheduled work"): a record and the task that sends it are written by one script,
+ * Scheduled messages (docs/api.md, "Scheduled messages and task queues"): a record and the task that sends it are written by one script,
  * on the slot of the queue; the worker's handler sends the message once however often it runs:
  * 1. claim: PENDING becomes SENDING (from then on a cancel is too late; a SENDING one is claimed again);
  * 2. send: sendMessage remembers in the chat, for a day, which scheduled message it sent, so a repeat (a retry, or

@@ -2,14 +2,13 @@
  * IP-to-city lookup (the book's chapter 5 find_city_by_ip, without its defect): ranges keep their last address,
  * so an address in a gap between ranges finds nothing; IPv4 and IPv6 each have their own index. Lookups issued
  * together (citiesByIp, or several fields of one request) go to Redis as one pipeline through a DataLoader.
- * Bulk readers (the access-log processors) search a process-local copy instead (`localTable()`).
+ * Bulk readers (the access-log processors) look up batches of addresses in one pipeline each (`locate()`).
  * The data comes from `npm run import:cities` (src/services/geo/geo-import.ts).
  */
 import DataLoader from 'dataloader';
 import { AppError, badInput } from '../../errors.js';
 import type { CityRecord, GeoCommands } from '../../redis/geo/commands.js';
 import { parseAddress, type Address } from './ip.js';
-import { LocalCities, type CityTable } from './local.js';
 
 export type { CityRecord };
 
@@ -22,17 +21,18 @@ const NO_DATA = new AppError(
   'no city data has been imported yet: run `npm run import:cities` (GeoLite2 city data, offline) where the gateway runs',
 );
 
+/** Addresses one pipeline of locate() looks up. */
+const LOCATE_BATCH = 1000;
+
 /** Addresses one citiesByIp call may ask for. */
 export const IPS_MAX = 1000;
 
 export class GeoService {
   private readonly loader: DataLoader<Address, City | null>;
   private readonly commands: GeoCommands;
-  private readonly local: LocalCities;
 
   constructor(deps: { commands: GeoCommands }) {
     this.commands = deps.commands;
-    this.local = new LocalCities(this.commands);
     this.loader = new DataLoader((addresses) => this.lookup(addresses), { cache: false });
   }
 
@@ -50,16 +50,24 @@ export class GeoService {
     });
   }
 
-  /** The process's copy of the city table, read again when an import has replaced the data since. */
-  localTable(): Promise<CityTable> {
-    return this.local.current();
+  /**
+   * The city of each parsed address (null where none, or before any import), for readers of many at once: one
+   * pipeline per LOCATE_BATCH addresses.
+   */
+  async locate({ addresses }: { addresses: readonly Address[] }): Promise<(City | null)[]> {
+    const found: (City | null)[] = [];
+    for (let i = 0; i < addresses.length; i += LOCATE_BATCH) {
+      const batch = await this.commands.citiesByAddress({ addresses: addresses.slice(i, i + LOCATE_BATCH) });
+      for (const f of batch) found.push(f ? { id: f.id, ...f.record } : null);
+    }
+    return found;
   }
 
   private async lookup(addresses: readonly Address[]): Promise<(City | null)[]> {
-    const found = await this.commands.citiesByAddress({ addresses });
+    const found = await this.locate({ addresses });
     // A miss before any import is no answer: say what to run rather than a silent null.
     if (found.includes(null) && (await this.commands.generation()) === null) throw NO_DATA;
-    return found.map((f) => (f ? { id: f.id, ...f.record } : null));
+    return found;
   }
 }
 
