@@ -1,5 +1,6 @@
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -330,6 +331,18 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
     expect(redisServersOn(dataDir)).toEqual([]);
   });
 
+  it('takes an empty variable as unset (REDIS_URL= from a compose file starts the embedded Redis)', async () => {
+    const gateway = await startGateway({
+      ...embeddedEnv(newDataDir()),
+      REDIS_URL: '',
+      REDIS_CLUSTER_NODES: '',
+      PORT: '',
+    });
+    expect(gateway.output()).toMatch(/"redis":"embedded"[^\n]*"msg":"gateway listening"/);
+    expect((await postGraphQL(gateway.url, SIGN_UP, { u: uniqueName('empty') })).errors).toBeUndefined();
+    expect((await stopGateway(gateway)).code).toBe(0);
+  });
+
   it.each([
     ['REDIS_SERVER_BIN names nothing', { REDIS_SERVER_BIN: '/nonexistent/redis-server' }],
     ['redis-server is not on PATH', { PATH: '/nonexistent' }],
@@ -345,5 +358,26 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
     expect(lines[0]).toMatch(/apt-get install redis-server/);
     expect(lines[0]).toMatch(/brew install redis/);
     expect(lines[0]).toMatch(/REDIS_URL/);
+  });
+});
+
+describe('a port in use', () => {
+  it('stops the start in one line naming PORT=, with no stack trace', async () => {
+    const busy = createServer();
+    const port = await new Promise<number>((resolve) =>
+      busy.listen(0, '127.0.0.1', () => resolve((busy.address() as AddressInfo).port)),
+    );
+    try {
+      const child = spawnGateway({ ...redisEnv(), KEY_PREFIX: uniquePrefix(), PORT: String(port), LOG_LEVEL: 'warn' });
+      let stderr = '';
+      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n')).toEqual([
+        `gateway: port ${port} on 127.0.0.1 is in use (another gateway?): stop it, or choose a free port with PORT=`,
+      ]);
+    } finally {
+      busy.close();
+    }
   });
 });
