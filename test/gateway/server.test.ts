@@ -336,7 +336,7 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
       ...embeddedEnv(newDataDir()),
       REDIS_URL: '',
       REDIS_CLUSTER_NODES: '',
-      PORT: '',
+      KEY_PREFIX: '',
     });
     expect(gateway.output()).toMatch(/"redis":"embedded"[^\n]*"msg":"gateway listening"/);
     expect((await postGraphQL(gateway.url, SIGN_UP, { u: uniqueName('empty') })).errors).toBeUndefined();
