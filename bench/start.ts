@@ -2,8 +2,9 @@
  * Start time and memory of the gateway (`npm run bench:start`): `npm start` as it is now (the compiled JavaScript of
  * `npm run build` on the Node of the project's `node` dependency) beside how it ran before (the TypeScript sources
  * under tsx on the machine's own Node, BENCH_BEFORE_NODE, default the first `node` on PATH outside node_modules).
- * Each round starts one of each in turn on a private Redis, with the worker on as `npm start` runs it: the time until
- * it logs that it listens and until /readyz answers 200, its resident memory then, and after BENCH_REQUESTS queries.
+ * Each round starts one of each in turn (alternating which goes first) on a private Redis, with the worker on as
+ * `npm start` runs it: the time until it logs that it listens and until /readyz answers 200, its resident memory
+ * then, and after BENCH_REQUESTS queries.
  * Every answer is checked; a failed one is counted and printed, and stops the aim from counting as met.
  */
 import { execFileSync } from 'node:child_process';
@@ -61,11 +62,11 @@ function rssMb(pid: number): number {
 }
 
 /** Starts the variant, waits for it to listen and be ready, loads it, and stops it; one sample. */
-async function once(v: Variant, redisUrl: string, round: number, failures: string[]): Promise<Sample> {
+async function once(v: Variant, redisUrl: string, tag: string, failures: string[]): Promise<Sample> {
   const started = performance.now();
-  const child: Child = start(`${v.label} #${round}`, v.command, v.args, {
+  const child: Child = start(`${v.label} ${tag}`, v.command, v.args, {
     REDIS_URL: redisUrl,
-    KEY_PREFIX: `bench-start-${round}-${v.label.length}:`,
+    KEY_PREFIX: `bench-start-${tag}:`,
     PORT: '0',
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: '0',
@@ -91,6 +92,7 @@ async function once(v: Variant, redisUrl: string, round: number, failures: strin
       .then((r) => r.status)
       .catch(() => 0);
     if (status === 200) break;
+    if (performance.now() - started > 30_000) throw new Error(`${child.name} was not ready within 30 s`);
     await new Promise((r) => setTimeout(r, 5));
   }
   const readyMs = performance.now() - started;
@@ -130,8 +132,11 @@ async function main(): Promise<number> {
   const samples = variants.map(() => [] as Sample[]);
   const failures: string[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [i, v] of variants.entries()) {
-      samples[i]!.push(await once(v, redis.url, round, failures));
+    // Alternating which starts first: AB, BA, AB...
+    const order = round % 2 ? [0, 1] : [1, 0];
+    for (const i of order) {
+      const v = variants[i]!;
+      samples[i]!.push(await once(v, redis.url, `${round}-${i}`, failures));
       progress(`round ${round}/${ROUNDS}: ${v.label} ready in ${samples[i]!.at(-1)!.readyMs.toFixed(0)} ms`);
     }
   }

@@ -5,7 +5,7 @@ export function joinNamed<T extends object>(kind: string, parts: readonly object
   const out: Record<string, unknown> = {};
   for (const part of parts) {
     for (const [name, value] of Object.entries(part)) {
-      if (name in out) throw new Error(`two domains give the ${kind} "${name}"`);
+      if (name in out) throw new Error(`the ${kind} "${name}" is given twice`);
       out[name] = value;
     }
   }

@@ -53,9 +53,9 @@ export interface Authentication {
   rejected: string | null;
 }
 
-export const MALFORMED_TOKEN =
+const MALFORMED_TOKEN =
   'the Authorization header is not "Bearer <token>" with a token from signUp or signIn: sign in and send the token it gives';
-export const EXPIRED_TOKEN = 'token expired or revoked: sign in again';
+const EXPIRED_TOKEN = 'token expired or revoked: sign in again';
 
 export async function authenticate(services: Services, authorization: unknown): Promise<Authentication> {
   const token = bearerToken(authorization);

@@ -39,8 +39,13 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   try {
     await new Promise<void>((resolve, reject) => {
       app.server.once('error', reject);
-      app.server.listen(config.port, config.host, resolve);
+      app.server.listen(config.port, config.host, () => {
+        app.server.off('error', reject);
+        resolve();
+      });
     });
+    // Once listening, an error of the server (EMFILE on accept) is logged; it does not stop the gateway.
+    app.server.on('error', (err) => log.error({ err }, 'http server error'));
   } catch (err) {
     await app.close(0);
     await closeRedisClient(redis);

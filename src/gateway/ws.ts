@@ -58,7 +58,7 @@ export function serveWebSocket(
   { yoga, services, config, log }: { yoga: GatewayYoga; services: Services; config: Config; log: Logger },
 ): { dispose(): Promise<void> } {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
-  // ws re-emits the HTTP server's errors (a port in use); whoever listens handles them (server.ts), not this.
+  // ws re-emits the HTTP server's errors (a port in use); the server's owner handles and logs them (server.ts).
   wss.on('error', () => undefined);
   const connectionLog = (ctx: WsContext<Params, Extra>) =>
     log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });

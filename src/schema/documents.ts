@@ -65,7 +65,7 @@ export const DocumentType = builder.objectRef<LoadedDocument>('Document').implem
 
 const DocumentHitType = builder.objectRef<DocumentHit>('DocumentHit').implement({
   fields: (t) => ({
-    document: t.withAuth({ signedIn: true }).field({ type: DocumentType, resolve: (h) => h.document }),
+    document: t.field({ type: DocumentType, resolve: (h) => h.document }),
     score: t.exposeFloat('score', {
       description:
         'The value the sort orders by: updatedAt in seconds, votes, the RANKED sum or BM25; for the title and id sorts, the position (from 1).',

@@ -21,7 +21,8 @@ builder.queryFields((t) => ({
   cityByIp: t.withAuth({ signedIn: true }).field({
     type: CityType,
     nullable: true,
-    description: 'The city of an IPv4 or IPv6 address; null when it falls in no imported range.',
+    description:
+      'The city of an IPv4 or IPv6 address; null when it falls in no imported range (NOT_FOUND before any `npm run import:cities`).',
     args: { ip: t.arg.string({ required: true }) },
     resolve: resolvers.cityByIp,
   }),

@@ -46,9 +46,14 @@ export class Composer<S extends object, L extends object> {
       'loader',
       domains.map((d) => d.loaders?.(null) ?? {}),
     );
+    // Every job and task handler on its own: two of one name are refused, within a domain too.
     joinNamed(
       'job',
-      domains.map((d) => Object.fromEntries((d.jobs ?? []).map((j) => [j.name, j]))),
+      domains.flatMap((d) => (d.jobs ?? []).map((j) => ({ [j.name]: j }))),
+    );
+    joinNamed(
+      'task handler',
+      domains.flatMap((d) => (d.handlers ?? []).map((h) => ({ [`${h.queue}/${h.name}`]: h }))),
     );
     return {
       ...this.services,

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
@@ -51,7 +51,16 @@ describe.runIf(inject('redis').kind === 'standalone')("the README's first walk",
     disposeLater(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
     const redis = await startRedisProcess(dir, await freePort());
     disposeLater(() => redis.stop());
-    disposeLater(() => Promise.resolve(rmSync(path.join(ROOT, 'access.log'), { force: true })));
+    // The walk writes access.log where it runs, the repository: one already there is put back afterwards.
+    const log = path.join(ROOT, 'access.log');
+    const saved = mkdtempSync(path.join(os.tmpdir(), 'rig-walk-saved-'));
+    if (existsSync(log)) renameSync(log, path.join(saved, 'access.log'));
+    disposeLater(() => {
+      if (existsSync(path.join(saved, 'access.log'))) renameSync(path.join(saved, 'access.log'), log);
+      else rmSync(log, { force: true });
+      rmSync(saved, { recursive: true, force: true });
+      return Promise.resolve();
+    });
     const env = { REDIS_URL: `redis://127.0.0.1:${redis.port}`, KEY_PREFIX: uniquePrefix(), LOG_POLL_MS: '100' };
     const g = await startGateway(env, { entry: 'dist/server.js' });
     const host = new URL(g.url).host;

@@ -71,7 +71,7 @@ it('no search shows a document half-indexed or already deleted, at full write sp
         const gone = deletedAt.get(h.id);
         if (gone !== undefined && gone < started) problems.push(`"${query}" returned ${h.id}, deleted before it ran`);
       }
-      const docs = await s.services.documents.documents({ ids: r.hits.map((h) => h.id), viewer: 'reader' });
+      const docs = await s.services.documents.documents('reader', { ids: r.hits.map((h) => h.id) });
       for (const d of docs) {
         if (!d) continue;
         const tag = /v(\d+)/.exec(d.title)![1];
@@ -97,10 +97,7 @@ it('no search shows a document half-indexed or already deleted, at full write sp
   expect(searches).toBeGreaterThan(30);
 
   // afterwards: each document is found by the words of the version it holds only, the deleted ones by nothing
-  const now = await s.services.documents.documents({
-    ids: Array.from({ length: DOCS }, (_, i) => `d${i}`),
-    viewer: null,
-  });
+  const now = await s.services.documents.documents(null, { ids: Array.from({ length: DOCS }, (_, i) => `d${i}`) });
   for (const [i, d] of now.entries()) {
     const found = async (q: string) =>
       (

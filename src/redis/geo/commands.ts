@@ -83,11 +83,11 @@ export function geoCommands(redis: RedisClient, space: Keyspace) {
     /** Loads ranges of a family, with the coordinates of the range where the data has them. */
     async loadRanges(a: {
       family: Family;
-      ranges: readonly (StoredRange & { latitude: string; longitude: string })[];
+      ranges: readonly (StoredRange & { latitude: number | null; longitude: number | null })[];
     }): Promise<void> {
       await redis.zadd(
         rangesOf(loading, a.family),
-        ...a.ranges.flatMap((r) => [0, `${r.start}|${r.end}|${r.latitude}|${r.longitude}|${r.id}`]),
+        ...a.ranges.flatMap((r) => [0, `${r.start}|${r.end}|${r.latitude ?? ''}|${r.longitude ?? ''}|${r.id}`]),
       );
     },
 

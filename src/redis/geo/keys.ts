@@ -15,7 +15,7 @@ export function geoKeys({ key }: Keyspace) {
         ranges6: g('ranges6'),
         /** hash: city id → JSON {city, region, country, latitude, longitude} */
         cities: g('cities'),
-        /** string counter bumped by every import: processors reload their local copy when it moves */
+        /** string counter bumped by every import; absent until the first (a lookup then says to import) */
         generation: key('geo', 'cities', 'generation'),
       };
     },

@@ -1,8 +1,8 @@
 /**
  * Access-log analytics (the book's chapter 6 file distribution and daily aggregation, without its defects): uploads
- * held in Redis within a bound, announced on a chat of processors logproc-1..N; each processor takes every Nth line
- * against a local copy of the city table and finishes its share in one idempotent script; the last share deletes the
- * file and notifies the uploader. Details: docs/access-logs.md.
+ * held in Redis within a bound, announced on a chat of processors logproc-1..N; each processor takes every Nth line,
+ * looks its addresses up in the city table in batches, and finishes its share in one idempotent script; the last
+ * share deletes the file and notifies the uploader. Details: docs/access-logs.md.
  */
 import { randomBytes } from 'node:crypto';
 import { Readable, pipeline } from 'node:stream';
@@ -23,9 +23,9 @@ export const GEO_LEVELS = ['COUNTRY', 'REGION', 'CITY'] as const;
 export type GeoLevel = (typeof GEO_LEVELS)[number];
 /** The level of dailyVisits when the caller does not say. */
 export const GEO_LEVEL_DEFAULT: GeoLevel = 'COUNTRY';
+/** Lines of a share whose addresses are looked up together (geo.locate() pipelines them). */
+const LOOKUP_LINES = 1000;
 /** Places of a day's visits, per read. */
-/** Distinct addresses of a share looked up together (one pipeline). */
-const LOOKUP_BATCH = 1000;
 export const VISITS_PAGE: Page = { default: 50, max: 1000 };
 
 export interface LogUpload {
@@ -141,6 +141,7 @@ export class AccessLogService {
     first: number;
   }): Promise<{ place: string; count: number }[]> {
     if (!isDay(day)) throw badInput('day', 'must be a date, YYYY-MM-DD');
+    if (!GEO_LEVELS.includes(level)) throw badInput('level', `must be one of ${GEO_LEVELS.join(', ')}`);
     checkPage('first', first, VISITS_PAGE.max);
     if (first === 0) return [];
     return this.commands.visits({ day, level, limit: first });
@@ -171,7 +172,7 @@ export class AccessLogService {
     let lines = 0;
     let errors = 0;
     let index = 0;
-    // Lines wait in a batch whose distinct addresses are looked up in one pipeline.
+    // Lines wait in a batch; its distinct addresses are looked up together.
     let batch: { day: string; address: string }[] = [];
     const addresses = new Map<string, Address>();
     const count = async () => {
@@ -203,7 +204,7 @@ export class AccessLogService {
       const key = `${parsed.address.family}:${parsed.address.hex}`;
       addresses.set(key, parsed.address);
       batch.push({ day: parsed.day, address: key });
-      if (addresses.size >= LOOKUP_BATCH) await count();
+      if (batch.length >= LOOKUP_LINES) await count();
     }
     await count();
     const outcome = await this.commands.finishShare({ id, share, lines, errors, visits: [...visits.values()] });

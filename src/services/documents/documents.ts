@@ -107,13 +107,13 @@ export class DocumentService {
    * Documents `ids` of the index as `viewer` sees them (null where none), one round trip per shard. The ids are not
    * parsed (they come from the index, or were parsed by the caller).
    */
-  documents(input: { ids: readonly string[]; viewer: string | null }): Promise<(Document | null)[]> {
-    return this.read({ ...input, content: true }) as Promise<(Document | null)[]>;
+  documents(viewer: string | null, { ids }: { ids: readonly string[] }): Promise<(Document | null)[]> {
+    return this.read({ ids, viewer, content: true }) as Promise<(Document | null)[]>;
   }
 
   /** The same without their content, which may be most of their bytes. */
-  summaries(input: { ids: readonly string[]; viewer: string | null }): Promise<(DocumentSummary | null)[]> {
-    return this.read({ ...input, content: false });
+  summaries(viewer: string | null, { ids }: { ids: readonly string[] }): Promise<(DocumentSummary | null)[]> {
+    return this.read({ ids, viewer, content: false });
   }
 
   private async read({ ids, viewer, content }: { ids: readonly string[]; viewer: string | null; content: boolean }) {
@@ -134,7 +134,7 @@ export class DocumentService {
 
   /** The document as it is now (after a change by `user`). */
   private async documentNow({ id, user }: { id: string; user: string }): Promise<Document> {
-    const [doc] = await this.documents({ ids: [id], viewer: user });
+    const [doc] = await this.documents(user, { ids: [id] });
     if (!doc) throw notFound(`document "${id}"`);
     return doc;
   }

@@ -36,8 +36,8 @@ export interface DocumentLoaders {
 }
 
 function documentLoader(documents: DocumentService, viewer: string | null): DocumentLoader {
-  const full = new DataLoader<string, Document | null>((ids) => documents.documents({ ids, viewer }));
-  const summaries = new DataLoader<string, DocumentSummary | null>((ids) => documents.summaries({ ids, viewer }));
+  const full = new DataLoader<string, Document | null>((ids) => documents.documents(viewer, { ids }));
+  const summaries = new DataLoader<string, DocumentSummary | null>((ids) => documents.summaries(viewer, { ids }));
   const loader = (reading: Reading<boolean>) => (reading.content ? full : summaries);
   return {
     load: async (id: string, reading: Reading<boolean>) => loader(reading).load(parseDocumentId(id)),

@@ -54,7 +54,7 @@ export function sniff(file: string): { layout: Layout; encoding: BufferEncoding;
   const [a = '', b = ''] = first.split(',');
   if (parseBounds(a, b)) return { layout: 'ranges', encoding: 'utf8', headerLines: 0 };
   throw new Error(
-    `${file}: not a layout the importer knows (the book's GeoLiteCity, GeoLite2-City, or start,end,country ranges)`,
+    `${file}: not a layout the importer knows (the book's GeoLiteCity, GeoLite2-City, start,end,country ranges, or ip-location-db's .mmdb)`,
   );
 }
 
@@ -79,7 +79,7 @@ class Writer {
   }
 }
 
-type LoadedRange = StoredRange & { latitude: string; longitude: string };
+type LoadedRange = StoredRange & { latitude: number | null; longitude: number | null };
 
 export interface CityImportDeps {
   commands: GeoCommands;
@@ -122,6 +122,8 @@ export class CityImport {
     this.flushRanges(4);
     this.flushRanges(6);
     await this.writer.drain();
+    if (this.result.ranges4 + this.result.ranges6 === 0)
+      throw new Error('no range could be read: the data in place is left as it is');
     await this.commands.swapCities();
     this.result.bytes = await this.commands.bytes();
     return this.result;
@@ -156,27 +158,18 @@ export class CityImport {
     this.onProgress({ file, bytesRead: bytesTotal, bytesTotal, rows: count });
   }
 
-  /** A MaxMind DB of ip-location-db's city layout: its ranges, each city once (the first range's coordinates). */
+  /** A MaxMind DB of ip-location-db's city layout: its ranges, each with its place. */
   private async readMmdb(file: string): Promise<void> {
     const bytesTotal = statSync(file).size;
-    const coordinate = (n: number | undefined) => (n === undefined ? '' : String(Number(n.toFixed(4))));
     let count = 0;
     for (const { range, data, done } of mmdbRanges(file)) {
-      const country = data.country_code;
-      if (!country) {
-        this.result.skipped++;
-        continue;
-      }
-      const id = `${country}/${data.state1 ?? ''}/${data.city ?? ''}`;
-      const [latitude, longitude] = [coordinate(data.latitude), coordinate(data.longitude)];
-      this.addCity(id, {
-        country,
-        region: data.state1 || null,
-        city: data.city || null,
-        latitude: latitude === '' ? null : Number(latitude),
-        longitude: longitude === '' ? null : Number(longitude),
+      this.addPlace(range, {
+        country: data.country_code ?? '',
+        region: data.state1 ?? '',
+        city: data.city ?? '',
+        latitude: data.latitude,
+        longitude: data.longitude,
       });
-      this.addRange(range, id, latitude, longitude);
       if (++count % BATCH === 0) {
         await this.pending();
         this.onProgress({ file, bytesRead: Math.round(done * bytesTotal), bytesTotal, rows: count });
@@ -214,19 +207,46 @@ export class CityImport {
     this.result.cities++;
   }
 
-  private addRange(range: Range | null, id: string, latitude = '', longitude = ''): void {
+  private addRange(range: Range | null, id: string, latitude: unknown = '', longitude: unknown = ''): void {
     if (!range || !id || id.includes('|')) {
       this.result.skipped++;
       return;
     }
-    this.ranges[range.family].push({ start: range.start, end: range.end, id, latitude, longitude });
+    this.ranges[range.family].push({
+      start: range.start,
+      end: range.end,
+      id,
+      latitude: coordinate(latitude),
+      longitude: coordinate(longitude),
+    });
     if (range.family === 4) this.result.ranges4++;
     else this.result.ranges6++;
   }
 
+  /**
+   * A range of a place given by its names (the ranges layout, the .mmdb files): the place is a city, kept once,
+   * whose id is "country/region/city" (the country alone when the data names no more); the range keeps its own
+   * coordinates. A range without a country is skipped.
+   */
+  private addPlace(
+    range: Range | null,
+    p: { country: string; region: string; city: string; latitude: unknown; longitude: unknown },
+    countryOnly = false,
+  ): void {
+    if (!range || !p.country) return void this.result.skipped++;
+    const id = countryOnly ? p.country : `${p.country}/${p.region}/${p.city}`;
+    this.addCity(id, {
+      country: p.country,
+      region: p.region || null,
+      city: p.city || null,
+      latitude: coordinate(p.latitude),
+      longitude: coordinate(p.longitude),
+    });
+    this.addRange(range, id, p.latitude, p.longitude);
+  }
+
   private location(layout: Layout, r: string[]): void {
     const text = (s: string | undefined) => (s ? s : null);
-    const coordinate = (s: string | undefined) => (s && Number.isFinite(Number(s)) ? Number(s) : null);
     if (layout === 'book-locations') {
       const [id, country, region, city, , lat, lon] = r;
       if (!id || !country) return void this.result.skipped++;
@@ -264,16 +284,14 @@ export class CityImport {
       return this.addRange(parseCidr(network), id || registered || '', lat, lon);
     }
     // start,end,country[,state1,state2,city,postcode,latitude,longitude,...]
-    const [first = '', last = '', country = '', region = '', , city = '', , lat = '', lon = ''] = r;
-    if (!country) return void this.result.skipped++;
-    const id = r.length >= 9 ? `${country}/${region}/${city}` : country;
-    this.addCity(id, {
-      country,
-      region: region || null,
-      city: city || null,
-      latitude: lat && Number.isFinite(Number(lat)) ? Number(lat) : null,
-      longitude: lon && Number.isFinite(Number(lon)) ? Number(lon) : null,
-    });
-    this.addRange(parseBounds(first, last), id);
+    const [first = '', last = '', country = '', region = '', , city = '', , latitude, longitude] = r;
+    this.addPlace(parseBounds(first, last), { country, region, city, latitude, longitude }, r.length < 9);
   }
+}
+
+/** A latitude or longitude as stored: a finite number to 4 decimals (about 11 m); null for anything else. */
+function coordinate(value: unknown): number | null {
+  if (value === '' || value === null || value === undefined) return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? Number(n.toFixed(4)) : null;
 }

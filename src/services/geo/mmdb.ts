@@ -49,6 +49,11 @@ export function* mmdbRanges(file: string): Generator<MmdbRange> {
     let data = decoded.get(pointer);
     if (!data) {
       data = (reader.get(address(first, family)) ?? {}) as CityData;
+      if (decoded.size === 0 && typeof data.country_code !== 'string')
+        throw new Error(
+          `${file}: its records are not ip-location-db's (country_code, state1, city, ...): the importer reads ` +
+            "ip-location-db's city .mmdb files, and MaxMind's own data as its CSV pair",
+        );
       decoded.set(pointer, data);
     }
     return data;
