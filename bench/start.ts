@@ -143,7 +143,7 @@ async function main(): Promise<number> {
   await stop(redis.child);
 
   console.log(
-    `\nGateway start (npm start), worker on, on a private redis-server; medians of ${ROUNDS} rounds; ` +
+    `\nGateway start (npm start), worker on, rate limits off, on a private redis-server; medians of ${ROUNDS} rounds; ` +
       `${REQUESTS} queries at ${IN_FLIGHT} in flight after ready\n`,
   );
   console.log('| how it runs | listening (ms) | /readyz 200 (ms) | RSS at ready (MB) | RSS after queries (MB) |');
