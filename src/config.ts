@@ -57,11 +57,9 @@ const EnvSchema = z.object({
   CHAT_BACKLOG: intFrom(1, 10_000_000).default(10_000),
   MAX_MESSAGE_LENGTH: intFrom(1, 1_000_000).default(4000),
   MAX_CHAT_MEMBERS: intFrom(2, 100_000).default(1000),
-  POLL_INTERVAL_MS: intFrom(10, 60_000).default(100),
-  POLL_IDLE_MS: intFrom(10, 600_000).default(1000),
+  POLL_AUDIT_MS: intFrom(100, 3_600_000).default(30_000),
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
   WS_SEND_TIMEOUT_MS: intFrom(100, 600_000).default(10_000),
-  SESSION_CHECK_MS: intFrom(100, 3_600_000).default(15_000),
 
   WORKER: z.enum(['on', 'off']).default('on'),
   WORKER_CONCURRENCY: intFrom(1, 1000).default(8),
@@ -96,8 +94,13 @@ const EnvSchema = z.object({
 
 /** Variables of earlier versions, and what replaced them: set, they stop the start rather than be ignored. */
 const RENAMED: Record<string, string> = {
-  WS_SESSION_CHECK_MS: 'use SESSION_CHECK_MS (it covers SSE subscriptions too)',
+  WS_SESSION_CHECK_MS:
+    'gone with SESSION_CHECK_MS: a live session is checked again when a revocation may have been missed or half its SESSION_TTL has passed',
+  SESSION_CHECK_MS:
+    'gone: a live session is checked again when a revocation may have been missed or half its SESSION_TTL has passed',
   WS_SEND_BUFFER_BYTES: 'use WS_SEND_TIMEOUT_MS (a socket is slow when a send does not complete in time)',
+  POLL_INTERVAL_MS: 'use POLL_AUDIT_MS (heads are read when a doorbell rings, otherwise once per audit period)',
+  POLL_IDLE_MS: 'use POLL_AUDIT_MS (heads are read when a doorbell rings, otherwise once per audit period)',
 };
 
 export type RedisTarget =
@@ -119,11 +122,6 @@ export interface Config {
   redis: RedisTarget;
   keyPrefix: string;
   sessionTtlSeconds: number;
-  /**
-   * How often the sessions of live subscriptions (WebSocket and SSE) are checked again, for expiry: a revocation
-   * ends them at once through its doorbell.
-   */
-  sessionCheckMs: number;
   /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
   adminUsers: ReadonlySet<string>;
   /** Rate limits per minute, across every process; 0 = none (src/services/ops/limits.ts). */
@@ -148,8 +146,8 @@ export interface Config {
     maxMessageLength: number;
     maxMembers: number;
   };
-  /** The subscription poller: `intervalMs` when a doorbell may have been missed, backing off to `idleMs`. */
-  poll: { intervalMs: number; idleMs: number };
+  /** The subscription poller: every watched head is read at least once per `auditMs` (the most a lost ring delays). */
+  poll: { auditMs: number };
   websocket: {
     maxSubscriptions: number;
     /** A socket with a send not completed for this long (a client that stopped reading) is closed with 1013. */
@@ -242,9 +240,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   if (e.CHAT_HISTORY > e.CHAT_BACKLOG) {
     throw new ConfigError('invalid environment: CHAT_HISTORY must not exceed CHAT_BACKLOG');
   }
-  if (e.POLL_INTERVAL_MS > e.POLL_IDLE_MS) {
-    throw new ConfigError('invalid environment: POLL_INTERVAL_MS must not exceed POLL_IDLE_MS');
-  }
   if (e.LOGS_HELD_MAX_BYTES < e.UPLOAD_MAX_BYTES) {
     throw new ConfigError('invalid environment: LOGS_HELD_MAX_BYTES must be at least UPLOAD_MAX_BYTES');
   }
@@ -278,7 +273,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     redis,
     keyPrefix: e.KEY_PREFIX,
     sessionTtlSeconds: e.SESSION_TTL,
-    sessionCheckMs: e.SESSION_CHECK_MS,
     adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),
     rateLimits: {
       signInFailures: e.SIGNIN_FAILURES_PER_MINUTE,
@@ -301,7 +295,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       maxMessageLength: e.MAX_MESSAGE_LENGTH,
       maxMembers: e.MAX_CHAT_MEMBERS,
     },
-    poll: { intervalMs: e.POLL_INTERVAL_MS, idleMs: e.POLL_IDLE_MS },
+    poll: { auditMs: e.POLL_AUDIT_MS },
     websocket: {
       maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS,
       sendTimeoutMs: e.WS_SEND_TIMEOUT_MS,

@@ -47,14 +47,18 @@ export function createRedisClient(endpoint: RedisEndpoint, log: Logger, name = '
   return client;
 }
 
+let subscribers = 0;
+
 /**
  * A connection for the doorbells (sharded pub/sub: SSUBSCRIBE, `smessage` events) to the same Redis as `client`.
- * On a cluster it subscribes on each shard that owns a channel; ioredis re-subscribes after reconnecting.
+ * On a cluster it subscribes on each shard that owns a channel; ioredis re-subscribes after reconnecting. Its name
+ * (CLIENT LIST) ends with the process id and a serial, so an operator (or a test) can tell whose connection it is.
  */
-export function createSubscriber(client: RedisClient, log: Logger, name = 'doorbells'): RedisClient {
+export function createSubscriber(client: RedisClient, log: Logger): RedisClient {
+  const name = `doorbells:${process.pid}:${++subscribers}`;
   const subscriber =
     client instanceof Cluster
-      ? client.duplicate(undefined, { shardedSubscribers: true })
+      ? client.duplicate(undefined, { shardedSubscribers: true, redisOptions: { connectionName: name } })
       : client.duplicate({ connectionName: name });
   observe(subscriber, log, name);
   return subscriber;

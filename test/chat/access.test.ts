@@ -5,7 +5,7 @@ import { CHAT, MESSAGE_ADDED, SEND, createChat, record } from '../support/chats.
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3', SESSION_CHECK_MS: '200' });
+  t = await startTestApp({ MAX_MESSAGE_LENGTH: '100000', WS_MAX_SUBSCRIPTIONS: '3' });
 });
 
 const code = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;

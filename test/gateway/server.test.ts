@@ -152,7 +152,7 @@ describe('Redis killed and restarted from its AOF', () => {
     const t = await startTestApp({
       REDIS_URL: `redis://127.0.0.1:${port}`,
       REDIS_CLUSTER_NODES: '',
-      POLL_IDLE_MS: '200',
+      POLL_AUDIT_MS: '200',
     });
     try {
       const [ann, bob] = [await t.signUp(), await t.signUp()];

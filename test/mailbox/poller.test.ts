@@ -1,17 +1,18 @@
 /**
- * The subscription engine's two ways of noticing a message: the doorbell (sharded pub/sub) and the poll.
- * Each test disables one of them, so delivery proves the other works on its own.
+ * The subscription engine's ways of noticing a message: the doorbell (sharded pub/sub), the read after the doorbell
+ * connection comes back, and the audit. Each test disables the others, so delivery proves that one works on its own.
  */
 import { describe, expect, it } from 'vitest';
+import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { chatCommands } from '../../src/redis/chat/commands.js';
 import { keyspace, type Keyspace } from '../../src/redis/keys.js';
 import { keysOf } from '../support/keys.js';
-import { startTestApp } from '../support/app.js';
+import { startTestApp, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 
 describe('mailbox poller', () => {
-  it('delivers by the doorbell alone when the poll ticks once a minute', async () => {
-    const t = await startTestApp({ POLL_INTERVAL_MS: '60000', POLL_IDLE_MS: '60000' });
+  it('delivers by the doorbell alone when the audit reads each head once an hour', async () => {
+    const t = await startTestApp({ POLL_AUDIT_MS: '3600000' });
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'first');
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
@@ -21,8 +22,8 @@ describe('mailbox poller', () => {
     expect(live.items.map((m) => m.text)).toEqual(['first', 'rung']);
   });
 
-  it('delivers by the poll alone when the doorbell is never rung', async () => {
-    const t = await startTestApp({ POLL_INTERVAL_MS: '50', POLL_IDLE_MS: '200' });
+  it('delivers by the audit alone when the doorbell is never rung', async () => {
+    const t = await startTestApp({ POLL_AUDIT_MS: '200' });
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'first');
     const watching = t.app.services.poller.size; // the session revocations' doorbell
@@ -48,8 +49,47 @@ describe('mailbox poller', () => {
     });
     await live.until((items) => items.length === 2, 10_000);
     expect(live.items.map((m) => m.text)).toEqual(['first', 'silent']);
+    await expect.poll(() => t.app.services.poller.lost).toBe(1); // the audit tells the ring was lost
     expect(t.app.services.poller.size).toEqual({ keys: watching.keys + 1, channels: watching.channels + 1 });
     live.stop();
     await expect.poll(() => t.app.services.poller.size).toEqual(watching); // unwatched on unsubscribe
   });
+
+  it('reads every head when its doorbell connection comes back: nothing sent while it was down is lost', async () => {
+    const t = await startTestApp({ POLL_AUDIT_MS: '3600000' });
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'first');
+    const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await live.until((items) => items.length === 1);
+    for (let round = 1; round <= 3; round++) {
+      // Killed while messages are sent: the rings of those sent before it is back go nowhere.
+      const killed = killDoorbells(t);
+      const sent = Promise.all([1, 2, 3].map((n) => send(t, ann.token, chatId, `r${round}.${n}`)));
+      expect(await killed).toBeGreaterThan(0);
+      await sent;
+      await live.until((items) => items.length === 1 + 3 * round, 10_000);
+    }
+    expect(live.items.map((m) => m.text).sort()).toEqual(
+      ['first', ...[1, 2, 3].flatMap((r) => [1, 2, 3].map((n) => `r${r}.${n}`))].sort(),
+    );
+    expect(live.items.map((m) => m.id)).toEqual([...live.items.map((m) => m.id)].sort((x, y) => x - y));
+    expect(live.closed).toBeNull();
+  });
 });
+
+/** Kills this app's doorbell connections (every shard's, on a cluster) with CLIENT KILL; how many it killed. */
+async function killDoorbells(t: TestApp): Promise<number> {
+  const { name } = (t.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells;
+  const nodes = 'nodes' in t.redis ? t.redis.nodes('master') : [t.redis];
+  let killed = 0;
+  for (const node of nodes) {
+    const list = (await node.client('LIST')) as string;
+    for (const line of list.split('\n')) {
+      const id = /^id=(\d+) /.exec(line)?.[1];
+      if (id && line.includes(` name=`) && line.split(' name=')[1]!.split(' ')[0]!.endsWith(name)) {
+        killed += Number(await node.client('KILL', 'ID', id));
+      }
+    }
+  }
+  return killed;
+}

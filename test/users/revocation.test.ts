@@ -10,6 +10,7 @@ import { keysOf } from '../support/keys.js';
 import {
   eventually,
   postGraphQL,
+  recordCommands,
   redisEnv,
   sseSubscribe,
   startTestApp,
@@ -28,8 +29,9 @@ describe('live subscriptions of a revoked token', () => {
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {
-    // The periodic check is an hour away: only the revocation's doorbell can end these subscriptions.
-    const env = { KEY_PREFIX: uniquePrefix(), SESSION_CHECK_MS: '3600000' };
+    // A live session is asked of Redis again only when half its idle expiry (7 days) has passed, and the audit is an
+    // hour away: only the revocation's doorbell can end these subscriptions.
+    const env = { KEY_PREFIX: uniquePrefix(), POLL_AUDIT_MS: '3600000' };
     [a, b] = [await startTestApp(env), await startTestApp(env)];
   });
   it('end on every process and transport when signOut returns: WebSocket with 4403, SSE with UNAUTHENTICATED', async () => {
@@ -54,15 +56,36 @@ describe('live subscriptions of a revoked token', () => {
     }
   });
 
-  it('end once the periodic check finds the session expired (SSE too)', async () => {
-    const env = { KEY_PREFIX: a.config.keyPrefix, SESSION_CHECK_MS: '200' };
+  it('cost no Redis command while nothing changes, and end once half the idle expiry finds the session gone', async () => {
+    const env = { KEY_PREFIX: a.config.keyPrefix, SESSION_TTL: '60' };
     const checking = await startTestApp(env);
     const bob = await checking.signUp();
     const chatId = await createChat(checking, bob.token, [], 'hi');
     const sse = await sseSubscribe(checking.url, MESSAGE_ADDED, { c: chatId }, bob.token);
     const ws = record(checking.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
     await Promise.all([sse.until(() => sse.results.length === 1), ws.until((items) => items.length === 1)]);
-    await checking.redis.del(sessionKey(env.KEY_PREFIX, bob.token)); // as its idle expiry would
+    const idle = recordCommands(checking.redis);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(idle.stop().filter((name) => name === 'getex')).toEqual([]); // no blind re-checks
+    await checking.redis.del(sessionKey(env.KEY_PREFIX, bob.token)); // gone without a revocation: expired, say
+    // Asked again when half of its 60 s is past: about 25 s after the subscriptions started.
+    await sse.until(() => sse.ended, 45_000);
+    expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await eventually(() => Promise.resolve(ws.closed !== null), 5000)).toBe(true);
+    expect(ws.closed).toEqual({ code: 4403 });
+  }, 60_000);
+
+  it("end within an audit period when a revocation's ring was lost", async () => {
+    const env = { KEY_PREFIX: a.config.keyPrefix, POLL_AUDIT_MS: '200' };
+    const auditing = await startTestApp(env);
+    const bob = await auditing.signUp();
+    const chatId = await createChat(auditing, bob.token, [], 'hi');
+    const sse = await sseSubscribe(auditing.url, MESSAGE_ADDED, { c: chatId }, bob.token);
+    const ws = record(auditing.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await Promise.all([sse.until(() => sse.results.length === 1), ws.until((items) => items.length === 1)]);
+    // A revocation whose ring never came: the session is gone and the revocations' head moved.
+    await auditing.redis.del(sessionKey(env.KEY_PREFIX, bob.token));
+    await auditing.redis.incr(keysOf(env.KEY_PREFIX).sessionRevocations().head);
     await sse.until(() => sse.ended, 5000);
     expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(await eventually(() => Promise.resolve(ws.closed !== null), 5000)).toBe(true);

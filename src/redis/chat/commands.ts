@@ -22,7 +22,7 @@ const markReadScript = script<number>('markRead');
 const readChatScript = script<(number | string)[]>('readChat');
 const chatStateScript = script<number[]>('chatState');
 const indexChatScript = script<0 | 1>('indexChat');
-const touchContactsScript = script<number>('touchContacts');
+const touchContactsScript = script<0 | 1>('touchContacts');
 const notifyScript = script<number>('notify');
 const scheduleMessageScript = script<0 | 1>('scheduleMessage');
 const claimScheduledMessageScript = script<(string | null)[]>('claimScheduledMessage');
@@ -40,7 +40,7 @@ export interface ChatMessage {
   sentAt: Date;
 }
 
-/** A stored message, the members to touch as the sender's contacts (null past `contactsMax`), the gaps claimed. */
+/** A stored message, the members to touch as the sender's contacts (null past `contactsMax`, or not asked), the gaps claimed. */
 export interface Sent {
   id: number;
   sentAt: number;
@@ -213,6 +213,15 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /**
+     * Moves the read positions of several members of one chat forward (never back) in one command (ZADD XX GT):
+     * those who are no longer members are left out. Neither trims nor refuses (markRead does both).
+     */
+    async moveReadPositions(a: { chatId: string; positions: ReadonlyMap<string, number> }): Promise<void> {
+      const args = [...a.positions].flatMap(([member, upTo]) => [upTo, member]);
+      await redis.zadd(k.chat(a.chatId).members, 'XX', 'GT', ...args);
+    },
+
+    /**
      * The chat's version, each reader's read position (STATUS.NOT_MEMBER, negative, when not a member) and up to
      * `limit` messages after `after` (-1: after the lowest position), read at once; null when the chat does not
      * exist.
@@ -242,7 +251,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
     /** What the Chat type shows of chat `chatId` to `viewer`; null when it does not exist. */
     async chatState(a: { chatId: string; viewer: string }): Promise<StoredChatState | null> {
       const c = k.chat(a.chatId);
-      const s = await chatStateScript(redis, [c.meta, c.seq, c.members], [a.viewer]);
+      const s = await chatStateScript(redis, [c.meta, c.seq, c.members, c.messages], [a.viewer]);
       if (s.length === 0) return null;
       const [isPublic, createdAt, lastAt, lastMessageId, memberCount, readUpTo] = s as [
         number,

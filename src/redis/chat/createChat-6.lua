@@ -2,7 +2,7 @@
   createChat: create a chat with its members and an optional first message. Every member starts at read
   position 0, so a first message is unread for all of them (the book's create_chat). Refuses a chat that exists.
 
-  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy
   KEYS[2] seq: string counter, the chat's last message id
   KEYS[3] version: string counter, the chat's version (1 at creation)
   KEYS[4] members: sorted set, member → read position
@@ -24,7 +24,7 @@ if redis.call('EXISTS', meta) == 1 then
   return STATUS.EXISTS
 end
 local now = nowMs()
-redis.call('HSET', meta, 'public', public, 'createdAt', now, 'createdBy', creator, 'lastAt', now)
+redis.call('HSET', meta, 'public', public, 'createdAt', now, 'createdBy', creator)
 for i = othersAt, #ARGV do
   redis.call('ZADD', members, 0, ARGV[i])
   redis.call('ZADD', names, 0, ARGV[i])

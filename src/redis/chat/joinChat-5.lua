@@ -3,7 +3,7 @@
   joining a public chat, or a member adding someone. Refuses a chat that does not exist, an adder who is not a
   member, a user joining a chat that is not public, and a chat that has its most members.
 
-  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy
   KEYS[2] seq: string counter, the chat's last message id
   KEYS[3] version: string counter, the chat's version, bumped by the join
   KEYS[4] members: sorted set, member → read position

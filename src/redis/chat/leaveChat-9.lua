@@ -3,7 +3,7 @@
   chat, its messages and counters. Refuses a chat that does not exist, a leaver who is not a member, a remover
   who is not a member or not the creator, and a member to remove who is not one.
 
-  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy
   KEYS[2] seq: string counter, the chat's last message id
   KEYS[3] version: string counter, the chat's version, bumped by the leave
   KEYS[4] members: sorted set, member → read position

@@ -2,7 +2,7 @@
   markRead: move a member's read position forward (never backwards), then delete what everyone has read,
   keeping the most recent `history` messages. Refuses a chat that does not exist and a user who is not a member.
 
-  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy
   KEYS[2] seq: string counter, the chat's last message id
   KEYS[3] members: sorted set, member → read position
   KEYS[4] messages: sorted set, message id → message JSON

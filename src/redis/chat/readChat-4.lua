@@ -2,7 +2,7 @@
   readChat: several members' read positions and the retained messages after an id, read atomically (one call
   serves every reader of a chat that one process has at one moment).
 
-  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy
   KEYS[2] members: sorted set, member → read position
   KEYS[3] messages: sorted set, message id → message JSON
   KEYS[4] version: string counter, the chat's version

@@ -7,9 +7,11 @@
   merged into their entry in the gaps outbox ("from:to:claimedUntil"). Then messages every member has read are
   deleted, except the most recent `history`. A scheduled message (scheduledId not '') is sent once, however often
   the send is retried or raced within SCHEDULED_MEMO_MS (the memo of which was sent is then forgotten).
-  Refuses a chat that does not exist and a sender who is not a member.
+  Refuses a chat that does not exist and a sender who is not a member. Every command counts at this rate, so
+  trimming what everyone has read, which no promise needs at once, runs every `HOUSEKEEPING`th message (and when
+  lagging members move); the gap outbox is looked at only in a chat past its backlog, the only kind that has one.
 
-  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy, lastAt (set to the message's time)
+  KEYS[1] meta: hash, the chat's public (0/1), createdAt, createdBy
   KEYS[2] seq: string counter, the chat's last message id
   KEYS[3] version: string counter, the chat's version, bumped by the message
   KEYS[4] members: sorted set, member → read position
@@ -24,14 +26,14 @@
   ARGV[5] bell: the chat's doorbell channel
   ARGV[6] claimMs: how long a gap entry claimed for delivery stays claimed, in ms
   ARGV[7] doorbellMax: the largest message JSON the doorbell carries, in bytes
-  ARGV[8] contactsMax: the most members the reply lists
+  ARGV[8] contactsMax: the most members the reply lists; 0: list none (the caller knows them)
   ARGV[9] scheduledId: the scheduled message's id, '' for an ordinary message
 
   Returns {STATUS.NOT_FOUND} no such chat, {STATUS.NOT_MEMBER} (nothing is written), {STATUS.SENT_BEFORE, id} when
   the scheduled message was sent before as message `id` (nothing is written), else {id, sentAt, members, user1,
-  from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when the chat has at
-  most `contactsMax` of them, else ''; and the gap entries this call claimed for delivery (claimed for `claimMs`;
-  the caller delivers each and runs gapDelivered; if it dies first, a send after the claim ends claims it again).
+  from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when asked and the chat
+  has at most `contactsMax` of them, else ''; and the gap entries this call claimed for delivery (claimed for
+  `claimMs`; the caller delivers each and runs gapDelivered; if it dies first, a later send claims it again).
 ]]
 --- @include lib/now
 --- @include lib/trim-read
@@ -39,9 +41,7 @@ local meta, seq, version, members, messages, gaps = KEYS[1], KEYS[2], KEYS[3], K
 local scheduled, scheduledAt = KEYS[7], KEYS[8]
 local sender, text, backlog, history, bell = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local claimMs, doorbellMax, contactsMax, scheduledId = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-if redis.call('EXISTS', meta) == 0 then
-  return { STATUS.NOT_FOUND }
-end
+local HOUSEKEEPING = 16
 if scheduledId ~= '' then
   local sent = redis.call('HGET', scheduled, scheduledId)
   if sent then
@@ -49,6 +49,9 @@ if scheduledId ~= '' then
   end
 end
 if not redis.call('ZSCORE', members, sender) then
+  if redis.call('EXISTS', meta) == 0 then
+    return { STATUS.NOT_FOUND }
+  end
   return { STATUS.NOT_MEMBER }
 end
 local now = nowMs()
@@ -65,10 +68,11 @@ if scheduledId ~= '' then
   redis.call('HSET', scheduled, scheduledId, id)
   redis.call('ZADD', scheduledAt, now, scheduledId)
 end
-redis.call('HSET', meta, 'lastAt', now)
 
+local housekeeping = id % HOUSEKEEPING == 0
 local floor = id - backlog
-if floor > 0 then
+local pastBacklog = floor > 0
+if pastBacklog then
   local moveTo = floor + math.floor(backlog / 10)
   local lagging = redis.call('ZRANGEBYSCORE', members, '-inf', '(' .. floor, 'WITHSCORES')
   for i = 1, #lagging, 2 do
@@ -81,17 +85,22 @@ if floor > 0 then
     end
     redis.call('HSET', gaps, user, from .. ':' .. moveTo .. ':' .. claimed)
     redis.call('ZADD', members, moveTo, user)
+    housekeeping = true
   end
 end
-
-trimRead(members, messages, id, history)
+if housekeeping then
+  trimRead(members, messages, id, history)
+end
 
 local memberList = ''
-if redis.call('ZCARD', members) <= contactsMax then
-  memberList = table.concat(redis.call('ZRANGE', members, 0, -1), ',')
+if contactsMax > 0 then
+  local listed = redis.call('ZRANGE', members, 0, contactsMax)
+  if #listed <= contactsMax then
+    memberList = table.concat(listed, ',')
+  end
 end
 local result = { id, now, memberList }
-if redis.call('HLEN', gaps) > 0 then
+if pastBacklog then
   local entries = redis.call('HGETALL', gaps)
   for i = 1, #entries, 2 do
     local from, to, claimed = string.match(entries[i + 1], '^(%d+):(%d+):(%d+)$')

@@ -7,7 +7,7 @@
   ARGV[1] cap: the most contacts kept
   ARGV[2..] names: one username each; the last one ends up first
 
-  Returns the list's length.
+  Returns 1 when it wrote, 0 when the list already started with the names.
 ]]
 local contacts = KEYS[1]
 local cap = tonumber(ARGV[1])
@@ -29,5 +29,6 @@ if not unchanged then
     redis.call('LPUSH', contacts, ARGV[i])
   end
   redis.call('LTRIM', contacts, 0, cap - 1)
+  return 1
 end
-return redis.call('LLEN', contacts)
+return 0

@@ -3,7 +3,7 @@
  * doorbell connection (sharded pub/sub: SSUBSCRIBE, `smessage` events) that announces their moves. It knows no
  * domain: the keys and channels are named by the domains whose mailboxes they are.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { isReady, type RedisClient } from '../clients.js';
 
 /** A head key that moves with its mailbox, and the doorbell channel that announces its moves (named by its domain). */
@@ -24,12 +24,19 @@ export function mailboxCommands(redis: RedisClient, subscriber: RedisClient) {
 
     /** The doorbell connection. */
     doorbells: {
+      /** Its name in CLIENT LIST (a cluster: part of each shard connection's name). */
+      name:
+        (subscriber instanceof Cluster ? subscriber.options.redisOptions : subscriber.options)?.connectionName ?? '',
       subscribe: async (a: { channel: string }): Promise<void> => void (await subscriber.ssubscribe(a.channel)),
       unsubscribe: async (a: { channel: string }): Promise<void> => void (await subscriber.sunsubscribe(a.channel)),
       /** Calls `handler` with every message of every channel subscribed to. */
       onMessage: (handler: (channel: string, message: string) => void): void => void subscriber.on('smessage', handler),
-      /** Calls `handler` whenever the connection closes (rings sent until it is back are lost). */
-      onClose: (handler: () => void): void => void subscriber.on('close', handler),
+      /** Calls `handler` whenever the connection closes (a cluster: a shard's connection; rings sent until it is back are lost). */
+      onClose: (handler: () => void): void =>
+        void subscriber.on(subscriber instanceof Cluster ? '-node' : 'close', handler),
+      /** Calls `handler` whenever the connection is back and its subscriptions are being renewed (a cluster: a shard's). */
+      onReconnect: (handler: () => void): void =>
+        void subscriber.on(subscriber instanceof Cluster ? 'subscribersReady' : 'ready', handler),
       /** Whether rings reach this process now. */
       up: (): boolean => isReady(subscriber),
       /** Stops reading the connection for `ms` (its rings wait in the socket): how tests make a process hear late. */

@@ -5,6 +5,7 @@
  * a crash repeats work and never loses it (docs/subscriptions.md). Work after a committed write is best-effort.
  */
 import DataLoader from 'dataloader';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { AppError, badInput, forbidden, notFound } from '../../errors.js';
 import type { ChatCommands, ChatMessage, Sent } from '../../redis/chat/commands.js';
@@ -54,6 +55,13 @@ interface ReadRequest {
   first: number;
 }
 
+/** A live feed's move of a read position (messageAdded with markRead). */
+interface ReadMove {
+  chatId: string;
+  user: string;
+  upTo: number;
+}
+
 export interface ChatLimits {
   history: number;
   backlog: number;
@@ -82,6 +90,13 @@ export const IS_PUBLIC_DEFAULT = false;
 export const DOORBELL_MESSAGE_MAX = 16_384;
 /** Sending moves the other members to the front of the sender's contacts in chats up to this size only. */
 export const CONTACT_CHAT_MAX = 20;
+/**
+ * How long a chat's members, as a send last listed them, stand for its next sends' contact moves: a burst of messages
+ * asks Redis for them once (a member who joined meanwhile moves to the sender's front at a send after that).
+ */
+const MEMBERS_MEMO_MS = 1000;
+/** Chats whose members are remembered so, per process. */
+const MEMBERS_MEMO_MAX = 10_000;
 /** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */
 export const GAP_CLAIM_MS = 30_000;
 const CHAT_ID = /^[1-9][0-9]{0,15}$/;
@@ -123,6 +138,16 @@ function asMember(chatId: string, state: ChatState | null): MemberState | Error 
 export class ChatService {
   private readonly reader = new DataLoader<ReadRequest, ChatRead>((requests) => this.readBatch(requests), {
     cache: false,
+  });
+  /** Moves of read positions by live feeds, gathered until the event loop's next turn: one command per chat. */
+  private readonly moves = new DataLoader<ReadMove, void>((moves) => this.moveBatch(moves), {
+    cache: false,
+    batchScheduleFn: (flush) => setImmediate(flush),
+  });
+  /** The members each recent send listed (null: too many for contacts), by chat. */
+  private readonly membersMemo = new LRUCache<string, { members: string[] | null }>({
+    max: MEMBERS_MEMO_MAX,
+    ttl: MEMBERS_MEMO_MS,
   });
   private readonly commands: ChatCommands;
   private readonly limits: ChatLimits;
@@ -255,18 +280,21 @@ export class ChatService {
     text: string;
     scheduledId: string;
   }): Promise<{ id: number; sentAt: number }> {
+    const known = this.membersMemo.get(a.chatId);
     const sent = await this.commands.sendMessage({
       ...a,
       backlog: this.limits.backlog,
       history: this.limits.history,
       claimMs: GAP_CLAIM_MS,
       doorbellMax: DOORBELL_MESSAGE_MAX,
-      contactsMax: CONTACT_CHAT_MAX,
+      contactsMax: known ? 0 : CONTACT_CHAT_MAX,
     });
     if ('sentBefore' in sent) return { id: sent.sentBefore, sentAt: 0 };
     if (isRefused(sent)) throw refusal(sent, a);
+    if (!known) this.membersMemo.set(a.chatId, { members: sent.members });
+    const members = known ? known.members : sent.members;
     await this.afterCommit('sendMessage', [
-      sent.members ? this.contacts.touch(a.sender, { contacts: sent.members }) : Promise.resolve(),
+      members ? this.contacts.touch(a.sender, { contacts: members }) : Promise.resolve(),
       this.deliverGaps(a.chatId, sent.gaps),
     ]);
     return sent;
@@ -280,6 +308,16 @@ export class ChatService {
     const position = await this.commands.markRead({ chatId, member: user, upTo, history: this.limits.history });
     if (isRefused(position)) throw refusal(position, { chatId });
     return position;
+  }
+
+  /**
+   * Moves `user`'s read position up to `upTo` for a live feed that delivered it (messageAdded with markRead): the
+   * moves of one turn of the event loop go out together, one command per chat. Unlike markRead it neither refuses
+   * nor trims: a move of someone who is no longer a member is left out (their feed learns so at its next read), and
+   * sends trim what everyone has read.
+   */
+  markDelivered(user: string, input: { chatId: string; upTo: number }): Promise<void> {
+    return this.moves.load({ chatId: input.chatId, user, upTo: input.upTo });
   }
 
   /**
@@ -408,6 +446,24 @@ export class ChatService {
       }),
     );
     return results;
+  }
+
+  /** One command per chat among `moves`, each member's highest move. */
+  private async moveBatch(moves: readonly ReadMove[]): Promise<(void | Error)[]> {
+    const byChat = new Map<string, Map<string, number>>();
+    for (const { chatId, user, upTo } of moves) {
+      const positions = byChat.get(chatId) ?? new Map<string, number>();
+      byChat.set(chatId, positions.set(user, Math.max(upTo, positions.get(user) ?? 0)));
+    }
+    const failed = new Map<string, Error>();
+    await Promise.all(
+      [...byChat].map(([chatId, positions]) =>
+        this.commands
+          .moveReadPositions({ chatId, positions })
+          .catch((err: unknown) => failed.set(chatId, err instanceof Error ? err : new Error(String(err)))),
+      ),
+    );
+    return moves.map((m) => failed.get(m.chatId));
   }
 
   /** The message text as stored (see userText); empty or longer than MAX_MESSAGE_LENGTH: BAD_USER_INPUT naming `argument`. */

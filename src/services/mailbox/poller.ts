@@ -1,8 +1,10 @@
 /**
  * One poller per process for every live subscription here: it watches head keys (counters that move with their
- * mailbox), reads the moved ones in one pipelined round trip per node, and wakes their listeners. Pub/sub is only a
- * doorbell that makes the read happen early; a lost ring costs at most one full tick (POLL_IDLE_MS). The protocol:
- * docs/subscriptions.md.
+ * mailbox) and wakes their listeners when one moves. Reads follow the doorbells (sharded pub/sub), so idle costs
+ * nearly nothing: a head is read when a ring names it without its value, when it is first watched, when the doorbell
+ * connection comes back (rings may have been lost meanwhile), and otherwise only by the audit, which reads every
+ * watched head once per `auditMs`, a slice each step, so it never bursts. A lost ring costs at most one audit period
+ * of latency, never an item. The protocol: docs/subscriptions.md.
  */
 import type { Logger } from 'pino';
 import type { Head, MailboxCommands } from '../../redis/mailbox/commands.js';
@@ -20,14 +22,14 @@ type Listener = (ring?: Ring) => void;
 
 interface Watched {
   channel: string;
-  /** The head as last read; undefined until the first read. */
+  /** The head as last read or rung; undefined until the first read. */
   head: string | null | undefined;
   listeners: Set<Listener>;
 }
 
 export interface PollerOptions {
-  intervalMs: number;
-  idleMs: number;
+  /** POLL_AUDIT_MS: every watched head is read at least this often, whatever the doorbells say. */
+  auditMs: number;
 }
 
 export interface PollerDeps {
@@ -36,15 +38,25 @@ export interface PollerDeps {
   log: Logger;
 }
 
+/** The audit reads a slice of the watched heads this often (or every `auditMs`, when shorter). */
+const AUDIT_STEP_MS = 1000;
+/**
+ * After the doorbell connection comes back, the heads are read at once and again this much later: the connection's
+ * subscriptions are renewed as it comes back, and a ring sent just before they take effect is caught by the second read.
+ */
+const RESYNC_AGAIN_MS = 1000;
+
 export class MailboxPoller {
   private readonly watched = new Map<string, Watched>();
   private readonly channels = new Map<string, number>();
   /** Handlers of channels listened to as such (`listen`), by channel. */
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly rung = new Set<string>();
-  /** Keys whose doorbell rang since the last full tick began: their moves were announced. */
-  private readonly announced = new Set<string>();
-  private interval: number;
+  /** Where the audit goes on: a live iterator over the watched keys (it skips deleted ones, visits added ones). */
+  private sweep: Iterator<string> | undefined;
+  /** Moves a read found that no ring had announced, by key: their rings are counted lost unless they come late. */
+  private unannounced = new Map<string, string | null>();
+  private lostRings = 0;
   private timer: NodeJS.Timeout | undefined;
   private ringScheduled = false;
   private running: Promise<void> = Promise.resolve();
@@ -59,9 +71,9 @@ export class MailboxPoller {
 
   constructor(deps: PollerDeps) {
     ({ commands: this.commands, options: this.options, log: this.log } = deps);
-    this.interval = this.options.intervalMs;
     const { doorbells } = this.commands;
     doorbells.onClose(() => this.doorbellConnection++);
+    doorbells.onReconnect(() => this.resync());
     doorbells.onMessage((channel, message) => {
       for (const handler of this.handlers.get(channel) ?? []) handler(message);
       // "<key>", "<key> <value>" or "<key> <value> <data>" (data may hold spaces)
@@ -95,6 +107,7 @@ export class MailboxPoller {
       entry.listeners.delete(listener);
       if (entry.listeners.size === 0 && this.watched.get(key) === entry) {
         this.watched.delete(key);
+        this.unannounced.delete(key);
         this.unsubscribe(entry.channel);
       }
     };
@@ -128,6 +141,11 @@ export class MailboxPoller {
     return { keys: this.watched.size, channels: this.channels.size };
   }
 
+  /** Moves that a read found and no ring announced, not even late: rings lost on their way. */
+  get lost(): number {
+    return this.lostRings;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
@@ -158,8 +176,9 @@ export class MailboxPoller {
   private ring(key: string, value?: string, data?: string): void {
     const entry = this.watched.get(key);
     if (!entry || this.stopped) return;
-    this.announced.add(key);
     if (value !== undefined && entry.head !== undefined) {
+      // A ring after a read that already found its move: it was late, not lost.
+      if (this.unannounced.get(key) === value) this.unannounced.delete(key);
       if (entry.head !== value) {
         entry.head = value;
         const ring = { value, data };
@@ -174,26 +193,46 @@ export class MailboxPoller {
       this.ringScheduled = false;
       const keys = [...this.rung];
       this.rung.clear();
-      this.enqueue(async () => {
-        await this.read(keys.filter((k) => this.watched.has(k)));
-      });
+      this.enqueue(() => this.read(keys));
     });
   }
 
+  /** Reads every watched head now and once more shortly after: rings may have been lost while the doorbells were down. */
+  private resync(): void {
+    const all = () => this.enqueue(() => this.read([...this.watched.keys()]));
+    all();
+    setTimeout(all, RESYNC_AGAIN_MS).unref();
+  }
+
+  /** The audit's next step: the next slice of the watched heads, so that each is read once per `auditMs`. */
   private schedule(): void {
     if (this.timer || this.stopped) return;
+    const step = Math.min(AUDIT_STEP_MS, this.options.auditMs);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.enqueue(async () => {
-        this.announced.clear();
-        const moved = await this.read([...this.watched.keys()]);
-        const unannounced = moved.some((key) => !this.announced.has(key));
-        const doorbellsDown = !this.commands.doorbells.up();
-        this.interval =
-          unannounced || doorbellsDown ? this.options.intervalMs : Math.min(this.interval * 2, this.options.idleMs);
-      });
-      if (this.watched.size > 0) this.schedule();
-    }, this.interval);
+      if (this.watched.size === 0) return;
+      // Moves that the previous step found unannounced and whose ring has not come since: lost.
+      this.lostRings += this.unannounced.size;
+      if (this.unannounced.size > 0)
+        this.log.info(
+          { lost: this.unannounced.size, total: this.lostRings },
+          'doorbell rings lost; the audit read them',
+        );
+      this.unannounced.clear();
+      const slice: string[] = [];
+      const count = Math.ceil((this.watched.size * step) / this.options.auditMs);
+      while (slice.length < Math.min(count, this.watched.size)) {
+        const next = (this.sweep ??= this.watched.keys()).next();
+        if (next.done) {
+          this.sweep = undefined;
+          if (slice.length > 0) break; // a new round starts at the next step
+          continue;
+        }
+        slice.push(next.value);
+      }
+      this.enqueue(() => this.read(slice, true));
+      this.schedule();
+    }, step);
     this.timer.unref();
   }
 
@@ -202,21 +241,20 @@ export class MailboxPoller {
     this.running = this.running.then(task).catch((err: unknown) => this.warn('poll failed', err));
   }
 
-  /** Reads the heads of `keys`, wakes the listeners of those that moved; returns the keys that moved. */
-  private async read(keys: string[]): Promise<string[]> {
-    if (keys.length === 0 || this.stopped) return [];
+  /** Reads the heads of `keys` and wakes the listeners of those that moved; an audit notes the moves no ring announced. */
+  private async read(keys: string[], audit = false): Promise<void> {
+    const live = keys.filter((key) => this.watched.has(key));
+    if (live.length === 0 || this.stopped) return;
     // Issued together: one round trip per node.
-    const heads = await this.commands.readHeads({ keys });
+    const heads = await this.commands.readHeads({ keys: live });
     this.lastError = '';
-    const moved: string[] = [];
-    keys.forEach((key, i) => {
+    live.forEach((key, i) => {
       const entry = this.watched.get(key);
       if (!entry || entry.head === heads[i]) return;
-      if (entry.head !== undefined) moved.push(key); // a first read is not a move
+      if (audit && entry.head !== undefined) this.unannounced.set(key, heads[i] ?? null);
       entry.head = heads[i];
       for (const listener of entry.listeners) listener();
     });
-    return moved;
   }
 
   private warn(message: string, err: unknown): void {

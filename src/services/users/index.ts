@@ -22,7 +22,6 @@ export function createUsers(
     commands,
     poller,
     ttlSeconds: config.sessionTtlSeconds,
-    checkMs: config.sessionCheckMs,
     log,
   });
   const admins = new AdminService({ commands, shortcut: config.adminUsers });

@@ -1,8 +1,9 @@
 /**
  * Sessions (the book's chapter 4 login tokens): a random token whose SHA-256 names a key holding the username, with
  * an idle expiry every use pushes back. Resolved sessions are cached per process for CACHE_MS; signOut rings a
- * doorbell and returns once every process that heard it has dropped the token and ended its subscriptions.
- * How the cache stays honest: docs/subscriptions.md.
+ * doorbell and returns once every process that heard it has dropped the token and ended its subscriptions. The
+ * sessions of live subscriptions cost nothing while nothing changes: each is asked of Redis again only when a
+ * revocation may have been missed or half its idle expiry has passed. How the cache stays honest: docs/subscriptions.md.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -17,11 +18,19 @@ const CACHE_MS = 5000;
 const CACHE_MAX = 10_000;
 /** How long a revocation waits for the processes it reached to confirm. */
 const ACK_WAIT_MS = 1000;
+/** How often the watched sessions' known expiries are looked at (in memory). */
+const EXPIRY_SCAN_MS = 1000;
 
 interface Cached {
   username: string;
   /** The doorbell connection the session was resolved under. */
   connection: number;
+}
+
+/** The live subscriptions of one session, and when it expires unless used (as last pushed back from here). */
+interface Watched {
+  callbacks: Set<() => void>;
+  expiresAt: number;
 }
 
 interface Confirmations {
@@ -35,8 +44,6 @@ export interface SessionDeps {
   poller: MailboxPoller;
   /** SESSION_TTL: the idle expiry every use pushes back. */
   ttlSeconds: number;
-  /** How often watched sessions are checked again (expiry; a revocation needs no check). */
-  checkMs: number;
   log: Logger;
 }
 
@@ -51,7 +58,7 @@ export class SessionService {
   /** Confirmations received, by the revocation's head value (kept ACK_WAIT_MS). */
   private readonly confirmations = new Map<string, Confirmations>();
   /** What to do when a token is revoked or expires (live subscriptions end), by token hash. */
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new Map<string, Watched>();
   private readonly timer: NodeJS.Timeout;
   private readonly unlisten: (() => void)[];
 
@@ -73,10 +80,10 @@ export class SessionService {
         // A move found by a read (a ring lost on its way) could be any token.
         this.revocations++;
         this.cache.clear();
-        void this.check();
+        void this.check([...this.watchers.keys()]);
       }),
     ];
-    this.timer = setInterval(() => void this.check(), deps.checkMs);
+    this.timer = setInterval(() => void this.checkNearExpiry(), EXPIRY_SCAN_MS);
     this.timer.unref();
   }
 
@@ -131,12 +138,18 @@ export class SessionService {
 
   /**
    * Calls `onRevoked` once when the token is revoked (in any process) or found expired, for a live subscription to
-   * end. Returns the function that stops watching.
+   * end. The caller has just resolved the token. While watched, the session counts as used: it is pushed back before
+   * it expires. Returns the function that stops watching.
    */
   watch({ token }: { token: string }, onRevoked: () => void): () => void {
     const hash = hashOf(token);
-    const callbacks = this.watchers.get(hash) ?? new Set();
-    this.watchers.set(hash, callbacks);
+    // The resolve that let the caller in refreshed the session at most CACHE_MS ago.
+    const watched = this.watchers.get(hash) ?? {
+      callbacks: new Set(),
+      expiresAt: Date.now() - CACHE_MS + this.ttlSeconds * 1000,
+    };
+    this.watchers.set(hash, watched);
+    const { callbacks } = watched;
     let called = false;
     const callback = () => {
       if (called) return;
@@ -146,7 +159,7 @@ export class SessionService {
     };
     const unwatch = () => {
       callbacks.delete(callback);
-      if (callbacks.size === 0 && this.watchers.get(hash) === callbacks) this.watchers.delete(hash);
+      if (callbacks.size === 0 && this.watchers.get(hash) === watched) this.watchers.delete(hash);
     };
     callbacks.add(callback);
     return unwatch;
@@ -162,7 +175,7 @@ export class SessionService {
     const [, value, hash, ackChannel] = message.split(' ');
     if (!value || !hash) return;
     this.forget(hash);
-    for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
+    this.revoked(hash);
     if (ackChannel)
       this.commands
         .confirmRevocation({ ackChannel, value })
@@ -201,20 +214,38 @@ export class SessionService {
     });
   }
 
-  /** Asks Redis about every watched session (refreshing its idle expiry: a live subscription is use of it). */
-  private async check(): Promise<void> {
-    const hashes = [...this.watchers.keys()];
+  /** Asks Redis again about the watched sessions of which half the idle expiry has passed. */
+  private checkNearExpiry(): Promise<void> {
+    const due = Date.now() + (this.ttlSeconds * 1000) / 2;
+    return this.check([...this.watchers].filter(([, w]) => w.expiresAt <= due).map(([hash]) => hash));
+  }
+
+  /**
+   * Asks Redis about the sessions of `hashes`, pushing their idle expiry back (a live subscription is use of its
+   * session); those that are gone end their subscriptions.
+   */
+  private async check(hashes: string[]): Promise<void> {
     if (hashes.length === 0) return;
+    const expiresAt = Date.now() + this.ttlSeconds * 1000;
     try {
       const usernames = await Promise.all(
         hashes.map((tokenHash) => this.commands.touchSession({ tokenHash, ttlSeconds: this.ttlSeconds })),
       );
       hashes.forEach((hash, i) => {
-        if (usernames[i] === null) for (const callback of [...(this.watchers.get(hash) ?? [])]) callback();
+        if (usernames[i] === null) this.revoked(hash);
+        else {
+          const watched = this.watchers.get(hash);
+          if (watched) watched.expiresAt = expiresAt;
+        }
       });
     } catch {
       // Redis away: the sessions stay until a check can tell.
     }
+  }
+
+  /** Ends the live subscriptions of a revoked or expired session. */
+  private revoked(hash: string): void {
+    for (const callback of [...(this.watchers.get(hash)?.callbacks ?? [])]) callback();
   }
 
   private forget(hash: string): void {
