@@ -291,7 +291,8 @@ export class ChatService {
     });
     if ('sentBefore' in sent) return { id: sent.sentBefore, sentAt: 0 };
     if (isRefused(sent)) throw refusal(sent, a);
-    if (!known) this.membersMemo.set(a.chatId, { members: sent.members });
+    // In name order: chats with the same members make the same move, which the contacts skip when it is unchanged.
+    if (!known) this.membersMemo.set(a.chatId, { members: sent.members?.sort() ?? null });
     const members = known ? known.members : sent.members;
     await this.afterCommit('sendMessage', [
       members ? this.contacts.touch(a.sender, { contacts: members }) : Promise.resolve(),

@@ -38,8 +38,13 @@ export class ContactService {
     const names = others.reverse();
     const move = names.join(',');
     if (this.lastMove.get(user) === move) return;
-    await this.commands.touchContacts({ user, cap: CONTACTS_MAX, names });
-    this.lastMove.set(user, move);
+    this.lastMove.set(user, move); // before the round trip: concurrent sends of one burst make the move once
+    try {
+      await this.commands.touchContacts({ user, cap: CONTACTS_MAX, names });
+    } catch (err) {
+      this.lastMove.delete(user);
+      throw err;
+    }
   }
 
   /** `viewer`'s contacts starting with `prefix` (case-insensitive), newest first, at most `first`. */
