@@ -94,7 +94,7 @@ export const CONTACT_CHAT_MAX = 20;
  * How long a chat's members, as a send last listed them, stand for its next sends' contact moves: a burst of messages
  * asks Redis for them once (a member who joined meanwhile moves to the sender's front at a send after that).
  */
-const MEMBERS_MEMO_MS = 1000;
+const MEMBERS_MEMO_MS = 5000;
 /** Chats whose members are remembered so, per process. */
 const MEMBERS_MEMO_MAX = 10_000;
 /** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */

@@ -18,7 +18,7 @@ export const CONTACTS_PREFIX_DEFAULT = '';
  * messages to one chat) is not asked of Redis again. A move of the same user by another process meanwhile can leave
  * the list's head stale for up to this long.
  */
-const MOVE_MEMO_MS = 1000;
+const MOVE_MEMO_MS = 5000;
 /** Users whose last move is remembered so, per process. */
 const MOVE_MEMO_MAX = 10_000;
 
