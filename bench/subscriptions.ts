@@ -3,7 +3,7 @@
  * the same run (`npm run bench:subscriptions`). How it measures, and its BENCH_* variables: docs/benchmarks.md.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -53,13 +53,64 @@ const AWAY = positiveInt('BENCH_AWAY', 100);
 const AWAY_MESSAGES = positiveInt('BENCH_AWAY_MESSAGES', 100);
 const SENDERS = positiveInt('BENCH_SENDERS', 50);
 const DRAIN_SECONDS = positiveInt('BENCH_DRAIN_SECONDS', 30);
-const SECTIONS = new Set((process.env.BENCH_SECTIONS || '1,2,3').split(',').map((x) => x.trim()));
-const FLOOR_SECONDS = 2;
+const SECTIONS = new Set((process.env.BENCH_SECTIONS || '1,2,3,5').split(',').map((x) => x.trim()));
+/** Every idle window (floor, naive poller, each shape), seconds: an audit spreads its reads over POLL_AUDIT_MS. */
+const IDLE_SECONDS = positiveInt('BENCH_IDLE_SECONDS', 30);
 const QUIET_MS = 3000;
 const IDLE_AIM = 20;
 const P99_AIM = 1.5;
+/** Issue 24's idle aims: at the aim's shape, and per 1,000 subscribed chats and per 10,000 sockets (from the fit). */
+const IDLE_SHAPE_AIM = 150;
+const CHATS_AIM = 40;
+const SOCKETS_AIM = 30;
+/** Redis commands per message sent (throughput run, without markRead). */
+const PER_MESSAGE_AIM = 8;
+/**
+ * markRead: extra commands per message sent, with one delivering process (the gateway moves the read positions of
+ * one turn of its event loop as one command per chat, however many of its subscribers the chat has).
+ */
+const MARK_READ_AIM = 1;
+/** The gateway's audit period (the engine after issue 24), for a note when the idle windows are shorter. */
+const AUDIT_MS = positiveInt('POLL_AUDIT_MS', 30_000);
 
-const SUBSCRIPTION = 'subscription ($c: ID!) { messageAdded(chatId: $c) { id chatId text } }';
+/**
+ * An idle shape: `chats` chats of BENCH_MEMBERS members, of which the first `perChat` subscribe, over `sockets`
+ * users (a socket each). Written `name=CHATSxPERCHAT@SOCKETS`.
+ */
+interface IdleShape {
+  name: string;
+  chats: number;
+  perChat: number;
+  sockets: number;
+}
+
+function parseShapes(raw: string): IdleShape[] {
+  return raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map((spec) => {
+      const m = /^([a-z][a-z0-9-]*)=(\d+)x(\d+)@(\d+)$/i.exec(spec);
+      const [chats, perChat, sockets] = m ? [Number(m[2]), Number(m[3]), Number(m[4])] : [0, 0, 0];
+      if (!m || chats < 1 || perChat < 1 || perChat > MEMBERS || sockets < MEMBERS) {
+        throw new Error(
+          `BENCH_IDLE_SHAPES: "${spec}" is not name=CHATSxSUBSCRIBERS_PER_CHAT@SOCKETS with 1 <= subscribers per chat <= ` +
+            `BENCH_MEMBERS (${MEMBERS}) <= sockets`,
+        );
+      }
+      return { name: m[1]!, chats, perChat, sockets };
+    });
+}
+
+const IDLE_SHAPES = parseShapes(
+  process.env.BENCH_IDLE_SHAPES || 'aim=1000x10@1000,worst=1000x1@100,chats=2000x10@1000,sockets=1000x10@10000',
+);
+/** The shape of issue 24's aim: 10,000 subscribers over 1,000 chats of 10 on 1,000 sockets. */
+const isAimShape = (s: IdleShape) => MEMBERS === 10 && s.chats === 1000 && s.perChat === 10 && s.sockets === 1000;
+const subscribersOf = (s: IdleShape) => s.chats * s.perChat;
+
+const subscription = (markRead: boolean) =>
+  `subscription ($c: ID!) { messageAdded(chatId: $c${markRead ? ', markRead: true' : ''}) { id chatId text } }`;
 const SEND = 'mutation ($c: ID!, $t: String!) { sendMessage(chatId: $c, text: $t) { id } }';
 
 /** Failures that make the figures invalid; main exits 1 when there are any. */
@@ -96,6 +147,20 @@ function layoutOf(subscribers: number, connections: number, users: Layout['users
   });
   const chatsOf = users.map((): number[] => []);
   chats.forEach((chat, c) => chat.members.forEach((u) => chatsOf[u]!.push(c)));
+  return { users, chats, chatsOf };
+}
+
+/**
+ * An idle shape's layout: chat c's members are users (c × perChat + j) mod sockets for j < BENCH_MEMBERS (distinct,
+ * as sockets >= BENCH_MEMBERS), its first `perChat` members subscribe: the subscriptions go round robin over the users.
+ */
+function spreadLayout(s: IdleShape, users: Layout['users'], chatIds: string[]): Layout {
+  const chats = chatIds.map((id, c) => ({
+    id,
+    members: Array.from({ length: MEMBERS }, (_, j) => (c * s.perChat + j) % s.sockets),
+  }));
+  const chatsOf = users.map((): number[] => []);
+  chats.forEach((chat, c) => chat.members.slice(0, s.perChat).forEach((u) => chatsOf[u]!.push(c)));
   return { users, chats, chatsOf };
 }
 
@@ -139,30 +204,44 @@ class Seeder {
   }
 
   /** Gateway users with sessions, and chats that each hold one first message (every subscriber replays it). */
-  async seed(subscribers: number, connections: number): Promise<Layout> {
+  seed(subscribers: number, connections: number): Promise<Layout> {
     const { chats } = shape(subscribers, connections, 'seed');
+    return this.seedLayout(connections, chats, (users, ids) => layoutOf(subscribers, connections, users, ids));
+  }
+
+  /** The same for an idle shape (spreadLayout). */
+  seedShape(s: IdleShape): Promise<Layout> {
+    return this.seedLayout(s.sockets, s.chats, (users, ids) => spreadLayout(s, users, ids));
+  }
+
+  private async seedLayout(
+    userCount: number,
+    chatCount: number,
+    build: (users: Layout['users'], chatIds: string[]) => Layout,
+  ): Promise<Layout> {
     const batch = ++this.serial;
     const users: Layout['users'] = [];
+    const started = Date.now();
     await pool(
-      Array.from({ length: connections }, (_, i) => `b${this.tag}_${batch}_${i}`),
+      Array.from({ length: userCount }, (_, i) => `b${this.tag}_${batch}_${i}`),
       50,
       async (name, i) => {
         await this.services.users.createSystemUser({ username: name });
         users[i] = { name, token: await this.services.sessions.create({ username: name }) };
       },
     );
-    const blank = layoutOf(
-      subscribers,
-      connections,
+    const blank = build(
       users,
-      Array.from({ length: chats }, () => ''),
+      Array.from({ length: chatCount }, () => ''),
     );
     const ids: string[] = [];
     await pool(blank.chats, 20, async (chat, c) => {
       const [creator, ...others] = chat.members.map((u) => users[u]!.name);
       ids[c] = await this.services.chats.createChat(creator!, { members: others, message: 'hello' });
     });
-    return layoutOf(subscribers, connections, users, ids);
+    if (userCount + chatCount >= 5000)
+      progress(`  seeded ${userCount} users and ${chatCount} chats in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return build(users, ids);
   }
 }
 
@@ -265,12 +344,10 @@ class Connection {
     });
   }
 
-  subscribe(chatId: string, op: Operation): void {
+  subscribe(query: string, chatId: string, op: Operation): void {
     const id = String(++this.nextId);
     this.operations.set(id, op);
-    this.socket.send(
-      JSON.stringify({ id, type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { c: chatId } } }),
-    );
+    this.socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query, variables: { c: chatId } } }));
   }
 
   close(): Promise<void> {
@@ -303,6 +380,8 @@ class Audience {
   constructor(
     readonly target: Target,
     readonly layout: Layout,
+    /** Whether the subscriptions ask `markRead: true`. */
+    readonly markRead = false,
   ) {}
 
   fail(reason: string): void {
@@ -321,7 +400,7 @@ class Audience {
         const sub: Sub = { user: u, chat, ids: [], seen: new Set() };
         added.push(sub);
         this.subs.push(sub);
-        conn.subscribe(this.layout.chats[chat]!.id, {
+        conn.subscribe(subscription(this.markRead), this.layout.chats[chat]!.id, {
           next: (m) => this.receive(sub, m),
           error: (reason) => this.fail(`user ${u} chat ${this.layout.chats[chat]!.id}: ${reason}`),
         });
@@ -426,38 +505,52 @@ async function redisStats(stats: Redis): Promise<RedisStats> {
 
 interface Usage {
   seconds: number;
+  /** Redis commands over the window (less our own INFO), and per second. */
+  commands: number;
   commandsPerSecond: number;
+  /** Calls per command name over the window, busiest first. */
+  calls: [string, number][];
   /** CPU % (of one core) of each pid measured. */
   cpu: number[];
   /** The busiest commands, as "name n/s". */
   top: string;
 }
 
-/** Starts a meter on Redis commands and on the CPU of `pids`; the returned function reads it. */
-async function meter(stats: Redis, pids: number[]): Promise<() => Promise<Usage>> {
+/**
+ * Starts a meter on Redis commands and on the CPU of `pids`; the returned function reads it. `own` names commands
+ * that this bench sent during the window (beside the INFOs), which are left out.
+ */
+async function meter(stats: Redis, pids: number[]): Promise<(own?: Record<string, number>) => Promise<Usage>> {
   const before = await redisStats(stats);
   const cpu = pids.map(cpuSeconds);
   const t0 = performance.now();
-  return async () => {
+  return async (own = {}) => {
     const seconds = (performance.now() - t0) / 1000;
     const after = await redisStats(stats);
-    const rates = [...after.calls]
-      .map(([name, n]) => [name, (n - (before.calls.get(name) ?? 0) - (name === 'info' ? 1 : 0)) / seconds] as const)
-      .filter(([, r]) => r > 0)
+    // Less the first INFO (the second one is not counted in its own reply), and what the bench sent.
+    const mine: Record<string, number> = { ...own, info: (own.info ?? 0) + 1 };
+    const calls = [...after.calls]
+      .map(([name, n]) => [name, n - (before.calls.get(name) ?? 0) - (mine[name] ?? 0)] as [string, number])
+      .filter(([, n]) => n > 0)
       .sort((a, b) => b[1] - a[1]);
+    const commands = after.total - before.total - Object.values(mine).reduce((a, n) => a + n, 0);
     return {
       seconds,
-      // Less the first INFO (the second one is not counted in its own reply).
-      commandsPerSecond: (after.total - before.total - 1) / seconds,
+      commands,
+      commandsPerSecond: commands / seconds,
+      calls,
       cpu: pids.map((pid, i) => ((cpuSeconds(pid) - cpu[i]!) / seconds) * 100),
-      top:
-        rates
-          .slice(0, 8)
-          .map(([name, r]) => `${name} ${Math.round(r)}/s`)
-          .join(', ') || 'none',
+      top: topOf(calls, seconds, 8),
     };
   };
 }
+
+/** The `n` busiest of `calls`, as "name x/s" (per `per`: seconds, or messages with unit "/msg"). */
+const topOf = (calls: [string, number][], per: number, n: number, unit = '/s') =>
+  calls
+    .slice(0, n)
+    .map(([name, c]) => `${name} ${c / per >= 10 ? Math.round(c / per) : Number((c / per).toPrecision(3))}${unit}`)
+    .join(', ') || 'none';
 
 const describe = (u: Usage, processes = ['process', 'redis']) =>
   `${Math.round(u.commandsPerSecond)} redis cmds/s (${u.top}), CPU ${u.cpu.map((c) => `${Math.round(c * 10) / 10}%`).join(' / ')} (${processes.join(' / ')})`;
@@ -469,15 +562,82 @@ function percentile(xs: number[], p: number): number {
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
+const round2 = (x: number) => Math.round(x * 100) / 100;
 const pidOf = (c: Child) => c.proc.pid!;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Section 1: idle cost
 
+/** One idle measurement of the gateway (or why it was skipped), in the shape it ran. */
+interface IdlePoint {
+  name: string;
+  subscribers: number;
+  chats: number;
+  sockets: number;
+  usage?: Usage;
+  skipped?: string;
+}
+
 interface IdleResult {
-  floor: Usage;
   naive: Usage;
-  gateway: Usage;
+  /** The floor, today's configuration (the naive poller's shape), then BENCH_IDLE_SHAPES. */
+  points: IdlePoint[];
+  /** Failures recorded during the section (they stop its aims from counting as met). */
+  failures: number;
+}
+
+/** File descriptors a socket shape needs beyond its sockets (Redis connections, HTTP, files), in each process. */
+const FD_MARGIN = 1000;
+
+/** This process's open-file limits (its children inherit them); undefined when /proc does not say. */
+function openFilesLimit(): { soft: number; hard: number } | undefined {
+  try {
+    const m = /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    const n = (x: string) => (x === 'unlimited' ? Infinity : Number(x));
+    return m ? { soft: n(m[1]!), hard: n(m[2]!) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a shape of `sockets` sockets cannot run here (the bench and the gateway each hold one end), or undefined. */
+function fdShortage(sockets: number): string | undefined {
+  const limit = openFilesLimit();
+  const needed = sockets + FD_MARGIN;
+  if (!limit || limit.soft >= needed) return undefined;
+  const raise =
+    limit.hard >= needed
+      ? `run \`ulimit -n ${needed}\` (or more, up to the hard limit ${limit.hard}) first`
+      : `the hard limit is ${limit.hard}: raise it to at least ${needed} (as root, or in /etc/security/limits.conf), then run \`ulimit -n ${needed}\``;
+  return `needs ${needed} open files per process (its sockets + ${FD_MARGIN}), ulimit -n is ${limit.soft}; Node cannot raise its own limit: ${raise}`;
+}
+
+/** Measures `pids` and Redis over one idle window of BENCH_IDLE_SECONDS, with progress every 10 s. */
+async function idleWindow(stats: Redis, pids: number[], what: string): Promise<Usage> {
+  const read = await meter(stats, pids);
+  for (let s = 0; s < IDLE_SECONDS; s += 10) {
+    await sleep(Math.min(10, IDLE_SECONDS - s) * 1000);
+    assertAllRunning();
+    if (s + 10 < IDLE_SECONDS) progress(`  ${what}: ${s + 10}/${IDLE_SECONDS} s`);
+  }
+  return read();
+}
+
+/** Subscribes every user of `layout` to all its chats, lets them settle, measures the idle window, disconnects. */
+async function idleGateway(gateway: Target, layout: Layout, stats: Redis, redisPid: number, what: string) {
+  const audience = new Audience(gateway, layout);
+  const started = Date.now();
+  const subs = await audience.connect(layout.users.map((_, u) => u));
+  progress(`idle ${what}: ${layout.users.length} sockets open in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await audience.ready(subs, 'subscriptions');
+  progress(`idle ${what}: settling ${IDLE_SETTLE_SECONDS} s, then measuring ${IDLE_SECONDS} s`);
+  await sleep(IDLE_SETTLE_SECONDS * 1000);
+  const usage = await idleWindow(stats, [pidOf(gateway.child), redisPid], what);
+  audience.check();
+  progress(`  ${what}: ${describe(usage)}`);
+  await audience.disconnect();
+  await sleep(1000); // the gateway drops the subscriptions before the next shape
+  return usage;
 }
 
 async function idleCost(
@@ -487,18 +647,19 @@ async function idleCost(
   stats: Redis,
   redisPid: number,
 ): Promise<IdleResult> {
+  const failuresBefore = failures.length;
   const { perConnection } = shape(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS, 'idle');
   progress(
     `idle: seeding ${IDLE_CONNECTIONS} users in ${IDLE_SUBSCRIBERS / MEMBERS} chats of ${MEMBERS} (${perConnection} chats each)`,
   );
   const layout = await seeder.seed(IDLE_SUBSCRIBERS, IDLE_CONNECTIONS);
+  const points: IdlePoint[] = [];
 
-  progress(`idle: floor (gateway with no subscribers, nothing else) for ${FLOOR_SECONDS} s`);
+  progress(`idle: floor (gateway with no subscribers, nothing else) for ${IDLE_SECONDS} s`);
   await sleep(1000);
-  let read = await meter(stats, [pidOf(gateway.child), redisPid]);
-  await sleep(FLOOR_SECONDS * 1000);
-  const floor = await read();
+  const floor = await idleWindow(stats, [pidOf(gateway.child), redisPid], 'floor');
   progress(`  floor: ${describe(floor)}`);
+  points.push({ name: 'floor', subscribers: 0, chats: 0, sockets: 0, usage: floor });
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-naive-'));
   let naive: Usage;
@@ -509,7 +670,7 @@ async function idleCost(
     );
     writeFileSync(file, JSON.stringify(positions));
     progress(
-      `idle: naive poller, ${positions.length} subscribers every ${NAIVE_INTERVAL_MS} ms (2 s warm-up, then ${SECONDS} s)`,
+      `idle: naive poller, ${positions.length} subscribers every ${NAIVE_INTERVAL_MS} ms (2 s warm-up, then ${IDLE_SECONDS} s)`,
     );
     const poller = start('naive poller', process.execPath, ['--import', 'tsx', 'bench/support/naive-poller.ts'], {
       REDIS_URL: redisUrl,
@@ -518,9 +679,7 @@ async function idleCost(
     });
     await waitFor('naive poller output', () => Promise.resolve(poller.output().includes('"ticks"')), 30_000);
     await sleep(2000);
-    read = await meter(stats, [pidOf(poller), redisPid]);
-    await sleep(SECONDS * 1000);
-    naive = await read();
+    naive = await idleWindow(stats, [pidOf(poller), redisPid], 'naive poller');
     assertAllRunning();
     await stop(poller);
   } finally {
@@ -528,19 +687,149 @@ async function idleCost(
   }
   progress(`  naive: ${describe(naive)}`);
 
-  progress(`idle: gateway, ${IDLE_SUBSCRIBERS} subscriptions over ${IDLE_CONNECTIONS} sockets`);
-  const audience = new Audience(gateway, layout);
-  const subs = await audience.connect(layout.users.map((_, u) => u));
-  await audience.ready(subs, 'subscriptions');
-  progress(`idle: settling ${IDLE_SETTLE_SECONDS} s, then measuring ${SECONDS} s`);
-  await sleep(IDLE_SETTLE_SECONDS * 1000);
-  read = await meter(stats, [pidOf(gateway.child), redisPid]);
-  await sleep(SECONDS * 1000);
-  const gw = await read();
-  audience.check();
-  progress(`  gateway: ${describe(gw)}`);
-  await audience.disconnect();
-  return { floor, naive, gateway: gw };
+  progress(`idle: gateway, today's configuration: ${IDLE_SUBSCRIBERS} subscriptions over ${IDLE_CONNECTIONS} sockets`);
+  points.push({
+    name: 'naive poller shape',
+    subscribers: IDLE_SUBSCRIBERS,
+    chats: IDLE_SUBSCRIBERS / MEMBERS,
+    sockets: IDLE_CONNECTIONS,
+    usage: await idleGateway(gateway, layout, stats, redisPid, 'naive poller shape'),
+  });
+
+  for (const s of IDLE_SHAPES) {
+    const point: IdlePoint = { name: s.name, subscribers: subscribersOf(s), chats: s.chats, sockets: s.sockets };
+    points.push(point);
+    point.skipped = fdShortage(s.sockets);
+    if (point.skipped) {
+      progress(`idle ${s.name}: SKIPPED: ${point.skipped}`);
+      continue;
+    }
+    progress(
+      `idle ${s.name}: seeding ${s.sockets} users and ${s.chats} chats of ${MEMBERS} (${s.perChat} of each subscribe: ` +
+        `${subscribersOf(s)} subscriptions, ${round1(subscribersOf(s) / s.sockets)} per socket)`,
+    );
+    const shapeLayout = await seeder.seedShape(s);
+    point.usage = await idleGateway(gateway, shapeLayout, stats, redisPid, s.name);
+  }
+  return { naive, points, failures: failures.length - failuresBefore };
+}
+
+/**
+ * Least squares fit of cmds/s = a + b × chats + c × sockets over the measured points (chats and sockets in
+ * thousands inside, for conditioning); undefined when the points do not determine all three.
+ */
+function fitIdle(points: { chats: number; sockets: number; y: number }[]) {
+  const xs = points.map((p) => [1, p.chats / 1000, p.sockets / 1000]);
+  // Normal equations A β = v, solved by Gaussian elimination with partial pivoting.
+  const A = [0, 1, 2].map((i) => [0, 1, 2].map((j) => xs.reduce((sum, x) => sum + x[i]! * x[j]!, 0)));
+  const v = [0, 1, 2].map((i) => xs.reduce((sum, x, k) => sum + x[i]! * points[k]!.y, 0));
+  const scale = Math.max(...A.flat().map(Math.abs));
+  for (let col = 0; col < 3; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < 3; r++) if (Math.abs(A[r]![col]!) > Math.abs(A[pivot]![col]!)) pivot = r;
+    if (Math.abs(A[pivot]![col]!) < 1e-9 * scale) return undefined;
+    [A[col], A[pivot]] = [A[pivot]!, A[col]!];
+    [v[col], v[pivot]] = [v[pivot]!, v[col]!];
+    for (let r = 0; r < 3; r++) {
+      if (r === col) continue;
+      const f = A[r]![col]! / A[col]![col]!;
+      for (let k = col; k < 3; k++) A[r]![k]! -= f * A[col]![k]!;
+      v[r]! -= f * v[col]!;
+    }
+  }
+  const [a, b1000, c1000] = [0, 1, 2].map((i) => v[i]! / A[i]![i]!) as [number, number, number];
+  const predict = (p: { chats: number; sockets: number }) => a + (b1000 * p.chats) / 1000 + (c1000 * p.sockets) / 1000;
+  return { a, b: b1000 / 1000, c: c1000 / 1000, predict, residuals: points.map((p) => p.y - predict(p)) };
+}
+
+/** The idle section's tables and aims. */
+function reportIdle(idle: IdleResult): void {
+  const points = idle.points.filter((p) => p.usage);
+  const fit = points.length >= 3 ? fitIdle(points.map((p) => ({ ...p, y: p.usage!.commandsPerSecond }))) : undefined;
+  const shapeOf = (p: IdlePoint) => IDLE_SHAPES.find((s) => s.name === p.name);
+  console.log(
+    `\n1. Idle cost: the gateway's Redis commands/s with idle subscribers, by shape (chats of ${MEMBERS} members; ` +
+      `a socket per user); ${IDLE_SECONDS} s windows after ${IDLE_SETTLE_SECONDS} s of settling, one gateway, ` +
+      `disconnected between shapes`,
+  );
+  if (IDLE_SECONDS * 1000 < AUDIT_MS)
+    console.log(
+      `note: windows of ${IDLE_SECONDS} s are shorter than POLL_AUDIT_MS (${AUDIT_MS} ms): one may miss an audit`,
+    );
+  console.table([
+    ...idle.points.map((p) => ({
+      shape: p.name,
+      subscribers: p.subscribers,
+      chats: p.chats,
+      'subscribing/chat': shapeOf(p)?.perChat ?? (p.chats ? MEMBERS : 0),
+      sockets: p.sockets,
+      'redis cmds/s': p.usage ? Math.round(p.usage.commandsPerSecond) : 'skipped',
+      'fit cmds/s': p.usage && fit ? Math.round(fit.predict(p)) : '-',
+      'process CPU %': p.usage ? round1(p.usage.cpu[0]!) : '-',
+      'redis CPU %': p.usage ? round1(p.usage.cpu[1]!) : '-',
+    })),
+    {
+      shape: `naive poller (every ${NAIVE_INTERVAL_MS} ms; not in the fit)`,
+      subscribers: IDLE_SUBSCRIBERS,
+      chats: IDLE_SUBSCRIBERS / MEMBERS,
+      'subscribing/chat': MEMBERS,
+      sockets: '-',
+      'redis cmds/s': Math.round(idle.naive.commandsPerSecond),
+      'fit cmds/s': '-',
+      'process CPU %': round1(idle.naive.cpu[0]!),
+      'redis CPU %': round1(idle.naive.cpu[1]!),
+    },
+  ]);
+  console.log('Top commands per shape:');
+  for (const p of idle.points) console.log(`  ${p.name}: ${p.usage ? p.usage.top : `skipped: ${p.skipped}`}`);
+  console.log(`  naive poller: ${idle.naive.top}`);
+
+  const failed = idle.failures ? ` (${idle.failures} failures in this section: not counted)` : '';
+  const verdict = (ok: boolean) => (ok && !idle.failures ? 'met' : `NOT met${failed}`);
+  const today = idle.points.find((p) => p.name === 'naive poller shape')!.usage!;
+  const ratio = idle.naive.commandsPerSecond / today.commandsPerSecond;
+  console.log(
+    `today's configuration (${IDLE_SUBSCRIBERS} subscribers, ${IDLE_SUBSCRIBERS / MEMBERS} chats, ${IDLE_CONNECTIONS} sockets): ` +
+      `naive poller aimed at ${Math.round((IDLE_SUBSCRIBERS * 1000) / NAIVE_INTERVAL_MS)} cmds/s; ` +
+      `ratio naive/gateway = ${ratio.toFixed(1)}x  (aim >= ${IDLE_AIM}x: ${verdict(ratio >= IDLE_AIM)})`,
+  );
+
+  if (fit) {
+    let worst = 0;
+    fit.residuals.forEach((r, i) => Math.abs(r) > Math.abs(fit.residuals[worst]!) && (worst = i));
+    console.log(
+      `fit over ${points.length} shapes (least squares): cmds/s = ${round1(fit.a)} + ${fit.b.toPrecision(3)} × chats + ` +
+        `${fit.c.toPrecision(3)} × sockets; max residual ${round1(fit.residuals[worst]!)} cmds/s (${points[worst]!.name})`,
+    );
+  } else {
+    console.log(
+      `fit: not determined (${points.length} shapes measured; they must vary chats and sockets independently, ` +
+        'beside the floor)',
+    );
+  }
+  const aim = idle.points.find((p) => shapeOf(p) && isAimShape(shapeOf(p)!) && p.usage);
+  console.log(
+    aim
+      ? `idle at the aim's shape "${aim.name}" (10000 subscribers, 1000 chats of 10, 1000 sockets): ` +
+          `${Math.round(aim.usage!.commandsPerSecond)} cmds/s  (aim <= ${IDLE_SHAPE_AIM}: ${verdict(aim.usage!.commandsPerSecond <= IDLE_SHAPE_AIM)})`
+      : `idle at the aim's shape (1000x10@1000 with BENCH_MEMBERS=10): not measured in this run (no verdict)`,
+  );
+  if (fit) {
+    // A verdict only when the measured shapes span what the aim is about (no extrapolation from small shapes).
+    const shapes = points.filter((p) => p.name !== 'floor');
+    const chatSpan = Math.max(...shapes.map((p) => p.chats)) - Math.min(...shapes.map((p) => p.chats));
+    const maxSockets = Math.max(...shapes.map((p) => p.sockets));
+    console.log(
+      `1,000 more idle subscribed chats (fit b × 1000): ${round1(fit.b * 1000)} cmds/s  (aim <= ${CHATS_AIM}: ` +
+        `${chatSpan >= 1000 ? verdict(fit.b * 1000 <= CHATS_AIM) : `no verdict: the shapes measured span ${chatSpan} chats, not 1,000`})`,
+    );
+    console.log(
+      `10,000 more sockets (fit c × 10000): ${round1(fit.c * 10_000)} cmds/s  (aim <= ${SOCKETS_AIM}: ` +
+        `${maxSockets >= 10_000 ? verdict(fit.c * 10_000 <= SOCKETS_AIM) : `no verdict: no shape measured had 10,000 sockets (at most ${maxSockets})`})`,
+    );
+  } else {
+    console.log(`1,000 more chats and 10,000 more sockets: no fit, no verdict`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -720,16 +1009,57 @@ interface ThroughputResult {
   drainSeconds: number;
   lost: number;
   misordered: number;
+  /** Deliveries during the run. */
+  deliveries: number;
+  /** With markRead: subscribers whose read position did not end at the last id they received. */
+  positionsWrong?: number;
+  /** Redis over the run: from the first send to the last delivery (and, with markRead, its positions caught up). */
   usage: Usage;
+  /** Failures recorded during the run (they stop an aim from counting as met). */
+  failed: number;
 }
 
-async function throughput(target: Target, stats: Redis, redisPid: number, round: number): Promise<ThroughputResult> {
+const cmdsPerMessage = (r: ThroughputResult) => r.usage.commands / r.sent;
+
+/** Each sub's read position in Redis (its chat's members sorted set), one ZMSCORE per chat; and the commands sent. */
+async function readPositions(stats: Redis, keys: ReturnType<typeof keysOf>, audience: Audience, subs: Sub[]) {
+  const byChat = new Map<number, Sub[]>();
+  for (const s of subs) byChat.set(s.chat, [...(byChat.get(s.chat) ?? []), s]);
+  const pipeline = stats.pipeline();
+  for (const [chat, chatSubs] of byChat)
+    pipeline.zmscore(
+      keys.chat(audience.layout.chats[chat]!.id).members,
+      ...chatSubs.map((s) => audience.layout.users[s.user]!.name),
+    );
+  const replies = (await pipeline.exec()) ?? [];
+  const positions = new Map<Sub, number | null>();
+  [...byChat.values()].forEach((chatSubs, k) => {
+    const [err, scores] = replies[k]!;
+    if (err) throw err;
+    chatSubs.forEach((s, i) =>
+      positions.set(s, (scores as (string | null)[])[i] == null ? null : Number((scores as string[])[i])),
+    );
+  });
+  return { positions, commands: byChat.size };
+}
+
+async function throughput(
+  target: Target,
+  stats: Redis,
+  redisPid: number,
+  round: number,
+  keys: ReturnType<typeof keysOf>,
+  markRead = false,
+): Promise<ThroughputResult> {
   const layout = await target.seed(LIVE_SUBSCRIBERS, LIVE_CONNECTIONS);
-  const audience = new Audience(target, layout);
+  const audience = new Audience(target, layout, markRead);
   const subs = await audience.connect(layout.users.map((_, u) => u));
   await audience.ready(subs, 'subscriptions');
+  await sleep(1000); // the replay's markReads (or nothing) finish before the meter starts
 
-  progress(`throughput round ${round}: ${target.name}, ${SENDERS} senders for ${SECONDS} s`);
+  const failuresBefore = failures.length;
+  const label = `${target.name}${markRead ? ', markRead: true' : ''}`;
+  progress(`throughput round ${round}: ${label}, ${SENDERS} senders for ${SECONDS} s`);
   const sent = layout.chats.map((): number[] => []);
   const baseline = subs.map((s) => s.ids.length);
   const startDeliveries = audience.deliveries;
@@ -753,7 +1083,22 @@ async function throughput(target: Target, stats: Redis, redisPid: number, round:
   const sendSeconds = (performance.now() - t0) / 1000;
   const total = sent.reduce((a, ids) => a + ids.length, 0);
   const lost = await audience.settle(subs, (c) => sent[c]!);
-  const usage = await read();
+
+  // With markRead, every read position must end at the last id its subscriber received (polled: the last
+  // markReads follow the last deliveries); the polls' own ZMSCOREs are left out of the count.
+  let positionsWrong: number | undefined;
+  let own = 0;
+  if (markRead) {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { positions, commands } = await readPositions(stats, keys, audience, subs);
+      own += commands;
+      positionsWrong = subs.filter((s) => positions.get(s) !== (s.ids.at(-1) ?? null)).length;
+      if (positionsWrong === 0 || Date.now() > deadline) break;
+      await sleep(200);
+    }
+  }
+  const usage = await read({ zmscore: own });
   const deliveries = audience.deliveries - startDeliveries;
   const deliverySeconds = (audience.lastDeliveryAt - t0) / 1000;
 
@@ -773,20 +1118,95 @@ async function throughput(target: Target, stats: Redis, redisPid: number, round:
     drainSeconds: deliverySeconds - sendSeconds,
     lost,
     misordered,
+    deliveries,
+    positionsWrong,
     usage,
+    failed: 0,
   };
   progress(
     `  ${total} sent (${Math.round(result.messagesPerSecond)}/s), ${deliveries} deliveries (${Math.round(result.deliveriesPerSecond)}/s), ` +
       `last ${round1(result.drainSeconds)} s after sending stopped, ${lost} missing, ${misordered} subscribers out of order or duplicated`,
   );
-  progress(`  ${describe(usage)}`);
+  progress(`  ${describe(usage)}; ${round2(cmdsPerMessage(result))} redis commands per message sent`);
+  if (positionsWrong !== undefined)
+    progress(`  read positions: ${positionsWrong} of ${subs.length} subscribers not at the last id they received`);
   if (target.kind === 'gateway' && (lost || misordered)) {
     audience.fail(
-      `throughput: ${lost} deliveries missing, ${misordered} subscribers with duplicates, gaps or disorder`,
+      `throughput (${label}): ${lost} deliveries missing, ${misordered} subscribers with duplicates, gaps or disorder`,
     );
   }
+  if (positionsWrong)
+    audience.fail(`throughput (${label}): ${positionsWrong} read positions not at the last id received`);
   await audience.disconnect();
+  result.failed = failures.length - failuresBefore;
   return result;
+}
+
+/** Per command, the median over `runs` of its calls ÷ messages sent: the top 12, as "name x/msg". */
+function perMessageTop(runs: ThroughputResult[]): string {
+  const names = [...new Set(runs.flatMap((r) => r.usage.calls.map(([name]) => name)))];
+  const per = names
+    .map(
+      (name) =>
+        [name, median(runs.map((r) => (r.usage.calls.find(([n]) => n === name)?.[1] ?? 0) / r.sent))] as [
+          string,
+          number,
+        ],
+    )
+    .filter(([, x]) => x > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return topOf(per, 1, 12, '/msg');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Section 5: markRead
+
+/** Section 5's report: the gateway with markRead: true beside markRead: false, paired by round. */
+function reportMarkRead(marked: ThroughputResult[], unmarked: ThroughputResult[], fromSection3: boolean): void {
+  const med = (xs: ThroughputResult[], f: (r: ThroughputResult) => number) => median(xs.map(f));
+  const perDelivery = (r: ThroughputResult) => r.usage.commands / r.deliveries;
+  console.log(
+    `\n5. markRead: the throughput run of 3 on the gateway with \`messageAdded(chatId: $c, markRead: true)\`, beside ` +
+      `markRead: false (${fromSection3 ? "section 3's gateway run of the same round" : 'its own run in each round, first in odd rounds'}); ` +
+      `${LIVE_SUBSCRIBERS} subscribers, ${LIVE_SUBSCRIBERS / MEMBERS} chats, ${SENDERS} senders for ${SECONDS} s; ` +
+      `${ROUNDS} round(s), medians`,
+  );
+  console.table(
+    [
+      ['gateway, markRead: false', unmarked],
+      ['gateway, markRead: true', marked],
+    ].map(([what, runs]) => {
+      const rs = runs as ThroughputResult[];
+      return {
+        run: what as string,
+        'messages/s': Math.round(med(rs, (r) => r.messagesPerSecond)),
+        'deliveries/s': Math.round(med(rs, (r) => r.deliveriesPerSecond)),
+        'deliveries missing': rs.map((r) => `${r.lost}/${r.sent * MEMBERS}`).join(' '),
+        'subs out of order': rs.map((r) => r.misordered).join(' '),
+        'read positions wrong': rs.map((r) => (r.positionsWrong === undefined ? '-' : r.positionsWrong)).join(' '),
+        'process CPU %': round1(med(rs, (r) => r.usage.cpu[0]!)),
+        'redis CPU %': round1(med(rs, (r) => r.usage.cpu[1]!)),
+        'redis cmds/s': Math.round(med(rs, (r) => r.usage.commandsPerSecond)),
+        'redis cmds/msg': round2(med(rs, cmdsPerMessage)),
+        'redis cmds/delivery': round2(med(rs, perDelivery)),
+      };
+    }),
+  );
+  console.log(`Redis commands per message sent with markRead: true, top 12: ${perMessageTop(marked)}`);
+  // Paired: each round's markRead: true run against the markRead: false run of the same round.
+  const extra = marked.map((r, k) => cmdsPerMessage(r) - cmdsPerMessage(unmarked[k]!));
+  const extraPerDelivery = marked.map((r, k) => perDelivery(r) - perDelivery(unmarked[k]!));
+  const failed = [...marked, ...unmarked].reduce((a, r) => a + r.failed, 0);
+  const x = median(extra);
+  console.log(
+    `markRead: true costs ${round2(median(extra))} more redis commands per message sent (per round: ` +
+      `${extra.map(round2).join(' ')}), ${round2(median(extraPerDelivery))} more per delivered message ` +
+      `(${MEMBERS} deliveries per message)`,
+  );
+  console.log(
+    `extra commands per message sent per delivering process (1 gateway process, ${MEMBERS} subscribers per chat): ${round2(x)}  ` +
+      `(aim <= ${MARK_READ_AIM}: ${x <= MARK_READ_AIM && !failed ? 'met' : `NOT met${failed ? ` (${failed} failures in these runs)` : ''}`})`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -804,7 +1224,20 @@ async function main(): Promise<number> {
   const redisServer = await startRedis();
   const prefix = `bench${randomBytes(3).toString('hex')}:`;
   const [gatewayPort, pushPort] = [await freePort(), await freePort()];
-  const maxPerConnection = Math.max(1000, IDLE_SUBSCRIBERS / IDLE_CONNECTIONS, live.perConnection);
+  const idleShapes = SECTIONS.has('1') ? IDLE_SHAPES : [];
+  const maxPerConnection = Math.max(
+    1000,
+    IDLE_SUBSCRIBERS / IDLE_CONNECTIONS,
+    live.perConnection,
+    ...idleShapes.map((s) => Math.ceil(subscribersOf(s) / s.sockets)),
+  );
+  if (maxPerConnection > 10_000)
+    throw new Error(`${maxPerConnection} subscriptions per socket: the gateway allows 10000`);
+  // Every socket of the largest shape, plus HTTP connections for the senders.
+  const maxConnections = Math.max(
+    Number(process.env.MAX_CONNECTIONS) || 10_000,
+    ...idleShapes.map((s) => s.sockets + 1000),
+  );
   progress(`starting gateway on ${gatewayPort} and push baseline on ${pushPort}`);
   const gatewayChild = spawnGateway('gateway', {
     NODE_ENV: 'production',
@@ -814,6 +1247,7 @@ async function main(): Promise<number> {
     KEY_PREFIX: prefix,
     LOG_LEVEL: 'warn',
     WS_MAX_SUBSCRIPTIONS: String(maxPerConnection),
+    MAX_CONNECTIONS: String(maxConnections),
   });
   const pushChild = start('push baseline', process.execPath, ['--import', 'tsx', 'bench/support/push-baseline.ts'], {
     HOST,
@@ -862,6 +1296,9 @@ async function main(): Promise<number> {
     const latRedis = RATES.map((): Usage[] => []);
     const lat = RATES.map(() => targets.map((): LatencyResult[] => []));
     const thr = targets.map((): ThroughputResult[] => []);
+    /** Section 5: the gateway with markRead: true, and its markRead: false baseline (section 3's when it ran). */
+    const marked: ThroughputResult[] = [];
+    const unmarked: ThroughputResult[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 ? [0, 1] : [1, 0];
       if (SECTIONS.has('2')) {
@@ -878,41 +1315,21 @@ async function main(): Promise<number> {
           latRedis[r]!.push(redis);
         }
       }
-      if (SECTIONS.has('3')) for (const i of order) thr[i]!.push(await throughput(targets[i]!, stats, redisPid, round));
+      if (SECTIONS.has('3'))
+        for (const i of order) thr[i]!.push(await throughput(targets[i]!, stats, redisPid, round, seeder.keys));
+      if (SECTIONS.has('5')) {
+        // The markRead: false baseline is section 3's gateway run of this round; without section 3, one of its own
+        // (first in odd rounds, second in even ones).
+        const own = !SECTIONS.has('3');
+        if (own && round % 2) unmarked.push(await throughput(gateway, stats, redisPid, round, seeder.keys));
+        marked.push(await throughput(gateway, stats, redisPid, round, seeder.keys, true));
+        if (own && !(round % 2)) unmarked.push(await throughput(gateway, stats, redisPid, round, seeder.keys));
+        if (!own) unmarked.push(thr[0]!.at(-1)!);
+      }
     }
 
     // Report.
-    if (idle) {
-      const ratio = idle.naive.commandsPerSecond / idle.gateway.commandsPerSecond;
-      console.log(
-        `\n1. Idle cost: ${IDLE_SUBSCRIBERS} idle subscribers, ${IDLE_SUBSCRIBERS / MEMBERS} chats of ${MEMBERS}, ${IDLE_CONNECTIONS} sockets; ` +
-          `${SECONDS} s windows (floor ${FLOOR_SECONDS} s)`,
-      );
-      console.table([
-        {
-          what: 'floor: gateway, no subscribers',
-          'redis cmds/s': Math.round(idle.floor.commandsPerSecond),
-          'process CPU %': round1(idle.floor.cpu[0]!),
-          'redis CPU %': round1(idle.floor.cpu[1]!),
-        },
-        {
-          what: `naive poller (every ${NAIVE_INTERVAL_MS} ms)`,
-          'redis cmds/s': Math.round(idle.naive.commandsPerSecond),
-          'process CPU %': round1(idle.naive.cpu[0]!),
-          'redis CPU %': round1(idle.naive.cpu[1]!),
-        },
-        {
-          what: 'gateway (idle subscribers)',
-          'redis cmds/s': Math.round(idle.gateway.commandsPerSecond),
-          'process CPU %': round1(idle.gateway.cpu[0]!),
-          'redis CPU %': round1(idle.gateway.cpu[1]!),
-        },
-      ]);
-      console.log(
-        `naive poller aimed at ${Math.round((IDLE_SUBSCRIBERS * 1000) / NAIVE_INTERVAL_MS)} cmds/s; ` +
-          `ratio naive/gateway = ${ratio.toFixed(1)}x  (aim >= ${IDLE_AIM}x: ${ratio >= IDLE_AIM ? 'met' : 'NOT met'})`,
-      );
-    }
+    if (idle) reportIdle(idle);
 
     const med = <T>(xs: T[], f: (x: T) => number) => median(xs.map(f));
     if (SECTIONS.has('2')) {
@@ -989,11 +1406,31 @@ async function main(): Promise<number> {
           'process CPU %': round1(med(thr[i]!, (r) => r.usage.cpu[0]!)),
           'redis CPU %': round1(med(thr[i]!, (r) => r.usage.cpu[1]!)),
           'redis cmds/s': Math.round(med(thr[i]!, (r) => r.usage.commandsPerSecond)),
+          'redis cmds/msg': round2(med(thr[i]!, cmdsPerMessage)),
         })),
       );
       const tRatio = med(thr[0]!, (r) => r.messagesPerSecond) / med(thr[1]!, (r) => r.messagesPerSecond);
       console.log(`ratio messages/s gateway/push = ${tRatio.toFixed(2)}`);
+      console.log(
+        'Redis commands per message sent (INFO commandstats over the run, first send to last delivery, ÷ messages sent; ' +
+          'scripts count with the commands they run), top 12:',
+      );
+      for (const [i, t] of targets.entries()) console.log(`  ${t.name}: ${perMessageTop(thr[i]!)}`);
+      const floor = idle?.points[0]?.usage?.commandsPerSecond;
+      console.log(
+        "  (one Redis serves both: the push baseline's count includes the idle gateway's own background" +
+          `${floor === undefined ? '' : ` (its floor in 1: ${Math.round(floor)} cmds/s)`}; the push baseline adds none when idle)`,
+      );
+      const gw = med(thr[0]!, cmdsPerMessage);
+      const failed = thr[0]!.reduce((a, r) => a + r.failed, 0);
+      console.log(
+        `gateway: ${round2(gw)} redis commands per message without markRead, push baseline ${round2(med(thr[1]!, cmdsPerMessage))}; ` +
+          `ratio gateway/push ${(gw / med(thr[1]!, cmdsPerMessage)).toFixed(2)}  (aim: gateway <= ${PER_MESSAGE_AIM}: ` +
+          `${gw <= PER_MESSAGE_AIM && !failed ? 'met' : `NOT met${failed ? ` (${failed} failures in its runs)` : ''}`})`,
+      );
     }
+
+    if (SECTIONS.has('5')) reportMarkRead(marked, unmarked, SECTIONS.has('3'));
   } finally {
     await services.close();
     await closeRedisClient(redis);
