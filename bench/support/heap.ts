@@ -151,7 +151,7 @@ export async function memoryCost(
     const reading = await settled(probe);
     if (dir) {
       mkdirSync(dir, { recursive: true });
-      const file = path.join(dir, `${target.replace(/\W+/g, '-')}-${name}.heapsnapshot`);
+      const file = path.join(dir, `${target.replace(/\W+/g, '-').replace(/-$/, '')}-${name}.heapsnapshot`);
       await probe.writeSnapshot(file);
       progress(`  heap snapshot: ${file}`);
     }
