@@ -3,7 +3,7 @@
  * the same run (`npm run bench:subscriptions`). How it measures, and its BENCH_* variables: docs/benchmarks.md.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -15,6 +15,7 @@ import { keysOf } from '../test/support/keys.js';
 import { createServices, type Services } from '../src/services/index.js';
 import {
   HOST,
+  ROOT,
   assertAllRunning,
   cpuSeconds,
   freePort,
@@ -31,6 +32,7 @@ import {
   waitFor,
   type Child,
 } from './support/processes.js';
+import { HeapProbe, INSPECT, memoryCost, type MemoryCost } from './support/heap.js';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
 const ROUNDS = positiveInt('BENCH_ROUNDS', 1);
@@ -1210,6 +1212,40 @@ function reportMarkRead(marked: ThroughputResult[], unmarked: ThroughputResult[]
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Section 4: memory
+
+const MEMORY_SUBSCRIBERS = positiveInt('BENCH_MEMORY_SUBSCRIBERS', 10_000);
+const MEMORY_CONNECTIONS = positiveInt('BENCH_MEMORY_CONNECTIONS', 1000);
+const SOCKET_KB_AIM = 4;
+const SUBSCRIPTION_KB_AIM = 8;
+const kb = (bytes: number) => round1(bytes / 1024);
+
+/** The heap of `target` (started with INSPECT) per idle socket, then per live subscription. */
+async function memory(target: Target): Promise<MemoryCost> {
+  progress(`memory: ${target.name}, ${MEMORY_CONNECTIONS} idle sockets, then ${MEMORY_SUBSCRIBERS} subscriptions`);
+  const probe = await HeapProbe.attach(target.child);
+  const layout = await target.seed(MEMORY_SUBSCRIBERS, MEMORY_CONNECTIONS);
+  const audience = new Audience(target, layout);
+  const idle: Connection[] = [];
+  try {
+    return await memoryCost(target.name, probe, {
+      sockets: MEMORY_CONNECTIONS,
+      openIdle: () =>
+        pool(layout.users, 20, async (user, u) => {
+          idle.push(await Connection.open(target.wsUrl, user.token, (r) => audience.fail(`idle socket ${u}: ${r}`)));
+        }),
+      subscriptions: MEMORY_SUBSCRIBERS,
+      busySockets: MEMORY_CONNECTIONS,
+      subscribe: async () => audience.ready(await audience.connect(layout.users.map((_, u) => u)), 'subscriptions'),
+    });
+  } finally {
+    await audience.disconnect();
+    await Promise.all(idle.map((c) => c.close()));
+    probe.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
   // Check the shapes before starting anything.
@@ -1220,6 +1256,9 @@ async function main(): Promise<number> {
       `BENCH_AWAY (${AWAY}) must be a multiple of ${live.perConnection} (subscriptions per connection), at most ${LIVE_SUBSCRIBERS}`,
     );
   }
+
+  if (SECTIONS.has('4') && !existsSync(path.join(ROOT, 'dist', 'server.js')))
+    throw new Error('section 4 measures dist/server.js, which is missing: npm run build');
 
   const redisServer = await startRedis();
   const prefix = `bench${randomBytes(3).toString('hex')}:`;
@@ -1239,21 +1278,25 @@ async function main(): Promise<number> {
     ...idleShapes.map((s) => s.sockets + 1000),
   );
   progress(`starting gateway on ${gatewayPort} and push baseline on ${pushPort}`);
-  const gatewayChild = spawnGateway('gateway', {
+  const gatewayEnv = (port: number): Record<string, string> => ({
     NODE_ENV: 'production',
     HOST,
-    PORT: String(gatewayPort),
+    PORT: String(port),
     REDIS_URL: redisServer.url,
     KEY_PREFIX: prefix,
     LOG_LEVEL: 'warn',
     WS_MAX_SUBSCRIPTIONS: String(maxPerConnection),
     MAX_CONNECTIONS: String(maxConnections),
   });
-  const pushChild = start('push baseline', process.execPath, ['--import', 'tsx', 'bench/support/push-baseline.ts'], {
-    HOST,
-    PORT: String(pushPort),
-    REDIS_URL: redisServer.url,
-  });
+  const startPush = (name: string, port: number, env: Record<string, string> = {}) =>
+    start(name, process.execPath, ['--import', 'tsx', 'bench/support/push-baseline.ts'], {
+      HOST,
+      PORT: String(port),
+      REDIS_URL: redisServer.url,
+      ...env,
+    });
+  const gatewayChild = spawnGateway('gateway', gatewayEnv(gatewayPort));
+  const pushChild = startPush('push baseline', pushPort);
   await waitFor('gateway /readyz', () => httpOk(`http://${HOST}:${gatewayPort}/readyz`));
   await waitFor('push baseline /health', () => httpOk(`http://${HOST}:${pushPort}/health`));
 
@@ -1427,6 +1470,54 @@ async function main(): Promise<number> {
         `gateway: ${round2(gw)} redis commands per message without markRead, push baseline ${round2(med(thr[1]!, cmdsPerMessage))}; ` +
           `ratio gateway/push ${(gw / med(thr[1]!, cmdsPerMessage)).toFixed(2)}  (aim: gateway <= ${PER_MESSAGE_AIM}: ` +
           `${gw <= PER_MESSAGE_AIM && !failed ? 'met' : `NOT met${failed ? ` (${failed} failures in its runs)` : ''}`})`,
+      );
+    }
+
+    if (SECTIONS.has('4')) {
+      // Fresh processes with an inspector; the gateway as `npm start` runs it (tsx's keepNames gives every named
+      // function of the sources a property dictionary, a quarter of a KB, that the build does not have).
+      const [heapGatewayPort, heapPushPort] = [await freePort(), await freePort()];
+      const memoryTargets: Target[] = [
+        {
+          ...gateway,
+          name: 'gateway (dist)',
+          child: spawnGateway('gateway (dist)', { ...gatewayEnv(heapGatewayPort), ...INSPECT }, 'dist/server.js'),
+          graphqlUrl: `http://${HOST}:${heapGatewayPort}/graphql`,
+          wsUrl: `ws://${HOST}:${heapGatewayPort}/graphql`,
+        },
+        {
+          ...push,
+          child: startPush('push baseline (inspected)', heapPushPort, INSPECT),
+          graphqlUrl: `http://${HOST}:${heapPushPort}/graphql`,
+          wsUrl: `ws://${HOST}:${heapPushPort}/graphql`,
+        },
+      ];
+      await waitFor('gateway (dist) /readyz', () => httpOk(`http://${HOST}:${heapGatewayPort}/readyz`));
+      await waitFor('push baseline /health', () => httpOk(`http://${HOST}:${heapPushPort}/health`));
+      const rows = [];
+      for (const target of memoryTargets) {
+        const cost = await memory(target);
+        await stop(target.child);
+        rows.push({
+          target: target.name,
+          'heap KB/socket': kb(cost.perSocket.heapUsed),
+          'heap KB/subscription': kb(cost.perSubscription.heapUsed),
+          'external KB/socket': kb(cost.perSocket.external),
+          'external KB/subscription': kb(cost.perSubscription.external),
+          'array buffers KB/socket, /subscription': `${kb(cost.perSocket.arrayBuffers)}, ${kb(cost.perSubscription.arrayBuffers)}`,
+          'heap MB before': round1(cost.baseline.heapUsed / 2 ** 20),
+        });
+      }
+      console.log(
+        `\n4. Memory: ${MEMORY_CONNECTIONS} idle sockets (signed in on the gateway), then ${MEMORY_SUBSCRIBERS} live ` +
+          `subscriptions over ${MEMORY_CONNECTIONS} more; after forced collections, medians of 3 readings; a subscription ` +
+          `less its socket's share (1 KB = 1024 bytes)`,
+      );
+      console.table(rows);
+      const [socketKb, subscriptionKb] = [rows[0]!['heap KB/socket'], rows[0]!['heap KB/subscription']];
+      console.log(
+        `gateway heap: ${socketKb} KB per idle socket (aim <= ${SOCKET_KB_AIM}: ${socketKb <= SOCKET_KB_AIM ? 'met' : 'NOT met'}), ` +
+          `${subscriptionKb} KB per subscription (aim <= ${SUBSCRIPTION_KB_AIM}: ${subscriptionKb <= SUBSCRIPTION_KB_AIM ? 'met' : 'NOT met'})`,
       );
     }
 

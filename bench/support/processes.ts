@@ -72,9 +72,12 @@ function adopt(name: string, proc: ChildProcess): Child {
   return child;
 }
 
-/** The gateway (`npm start`) as a child process, limits off, with the rest of this process's environment. */
-export function spawnGateway(name: string, env: Record<string, string>): Child {
-  return adopt(name, spawnEntry('src/server.ts', { ...(process.env as Record<string, string>), ...env }));
+/**
+ * The gateway as a child process, limits off, with the rest of this process's environment: its sources under tsx
+ * (`npm run dev`), or with `entry` 'dist/server.js' the build `npm start` runs.
+ */
+export function spawnGateway(name: string, env: Record<string, string>, entry = 'src/server.ts'): Child {
+  return adopt(name, spawnEntry(entry, { ...(process.env as Record<string, string>), ...env }));
 }
 
 export const hasExited = (c: Child) =>

@@ -36,7 +36,7 @@ export function createHttpServer(yoga: GatewayYoga, limits: Config['limits'], lo
         'request',
       ),
     );
-    void yoga(req, res, { req, res, requestId, log: log.child({ requestId }) });
+    void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
   });
   server.maxConnections = limits.connections;
   return server;

@@ -5,7 +5,6 @@
  * completed for `sendTimeoutMs` is closed with 1013 (the close frame queues behind the unsent data: a client that
  * reads again gets it and resumes from its read positions; one that never does is cut off after a grace period).
  */
-import type { IncomingMessage } from 'node:http';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -19,16 +18,25 @@ const KEEP_ALIVE_MS = 12_000;
 /** On dispose, how long a socket has to answer the 1001 close frame before it is cut off. */
 const CLOSE_GRACE_MS = 1000;
 
+/**
+ * What an operation may need of its socket. Not the upgrade request: a socket would hold it (headers and all) for
+ * its whole life, for the one address operations read.
+ */
 export interface SocketExtra {
   socket: WebSocket;
-  request: IncomingMessage;
+  /** The client's address (undefined when the connection was gone before it was served). */
+  address: string | undefined;
 }
 
-/** Sends handed to a socket and not yet completed, and when the last one completed (or the first began). */
-interface Sends {
+/**
+ * One socket's state: sends handed to it and not yet completed, and when the last one completed (or the first
+ * began); whether it answered the last keep-alive ping.
+ */
+interface SocketState {
   pending: number;
   since: number;
   slow: boolean;
+  answered: boolean;
 }
 
 export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | undefined, E extends SocketExtra>(
@@ -37,14 +45,14 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   o: { sendTimeoutMs: number; log: Logger },
 ): { dispose(): Promise<void> } {
   const server = makeServer(options);
-  const sends = new WeakMap<WebSocket, Sends>();
+  const states = new WeakMap<WebSocket, SocketState>();
   wss.options.handleProtocols = handleProtocols;
 
   const sweep = setInterval(
     () => {
       const now = Date.now();
       for (const socket of wss.clients) {
-        const s = sends.get(socket);
+        const s = states.get(socket);
         if (!s || s.slow || s.pending === 0 || now - s.since < o.sendTimeoutMs) continue;
         s.slow = true;
         o.log.warn(
@@ -59,21 +67,34 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   );
   sweep.unref();
 
-  wss.on('connection', (socket, request) => {
-    const s: Sends = { pending: 0, since: Date.now(), slow: false };
-    sends.set(socket, s);
-    socket.on('error', (err) => {
-      o.log.warn({ err }, 'websocket error');
-      socket.close(CloseCode.InternalServerError, 'Internal server error');
-    });
-
-    let answered = true;
-    const keepAlive = setInterval(() => {
-      if (!answered) return socket.terminate();
-      answered = false;
+  // One timer and shared listeners for every socket, where a timer and closures per socket cost its heap.
+  const keepAlive = setInterval(() => {
+    for (const socket of wss.clients) {
+      const s = states.get(socket);
+      if (!s) continue;
+      if (!s.answered) {
+        socket.terminate();
+        continue;
+      }
+      s.answered = false;
       socket.ping();
-    }, KEEP_ALIVE_MS);
-    socket.on('pong', () => (answered = true));
+    }
+  }, KEEP_ALIVE_MS);
+  keepAlive.unref();
+  function onPong(this: WebSocket) {
+    const s = states.get(this);
+    if (s) s.answered = true;
+  }
+  function onError(this: WebSocket, err: Error) {
+    o.log.warn({ err }, 'websocket error');
+    this.close(CloseCode.InternalServerError, 'Internal server error');
+  }
+
+  wss.on('connection', (socket, request) => {
+    const s: SocketState = { pending: 0, since: Date.now(), slow: false, answered: true };
+    states.set(socket, s);
+    socket.on('error', onError);
+    socket.on('pong', onPong);
 
     const closed = server.opened(
       {
@@ -98,18 +119,16 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
             });
           }),
       },
-      { socket, request } as E,
+      { socket, address: request.socket.remoteAddress } as E,
     );
-    socket.once('close', (code, reason) => {
-      clearInterval(keepAlive);
-      void closed(code, reason.toString());
-    });
+    socket.on('close', (code, reason) => void closed(code, reason.toString()));
   });
 
   return {
     /** Closes every socket with 1001, cutting off those that do not answer within CLOSE_GRACE_MS. */
     async dispose() {
       clearInterval(sweep);
+      clearInterval(keepAlive);
       const sockets = [...wss.clients];
       const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
       for (const socket of sockets) socket.close(1001, 'Going away');

@@ -4,7 +4,7 @@
  * session closes it with 4403. Operations per socket are bounded; `markRead: true` counts what the client confirmed.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server } from 'node:http';
+import type { Server } from 'node:http';
 import type {
   DocumentNode,
   ExecutionArgs,
@@ -20,13 +20,13 @@ import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services/index.js';
 import { graphQLError, maskError } from './errors.js';
-import { serveGraphQLOverWebSocket } from './sockets.js';
+import { serveGraphQLOverWebSocket, type SocketExtra } from './sockets.js';
 import { GRAPHQL_PATH, type GatewayYoga, type ServerContext } from './yoga.js';
 
 /** graphql-ws close code for a bad, expired or revoked token (the protocol's "Forbidden"). */
 export const CLOSE_FORBIDDEN = 4403;
 
-type Extra = { socket: WebSocket; request: IncomingMessage; requestId?: string; confirmReceipt?: () => Promise<void> };
+type Extra = SocketExtra & { requestId?: string; confirmReceipt?: () => Promise<void> };
 type Params = Record<string, unknown> | undefined;
 type EnvelopedArgs = ExecutionArgs & {
   rootValue: { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
@@ -60,8 +60,7 @@ export function serveWebSocket(
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
   // ws re-emits the HTTP server's errors (a port in use); the server's owner handles and logs them (server.ts).
   wss.on('error', () => undefined);
-  const connectionLog = (ctx: WsContext<Params, Extra>) =>
-    log.child({ requestId: (ctx.extra.requestId ??= randomUUID()), transport: 'ws' });
+  const requestIdOf = (ctx: WsContext<Params, Extra>) => (ctx.extra.requestId ??= randomUUID());
   const forbidden = (socket: WebSocket) => socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
 
   return serveGraphQLOverWebSocket<Params, Extra>(
@@ -76,7 +75,7 @@ export function serveWebSocket(
         const { viewer, token, rejected } = await authenticate(services, ctx.connectionParams?.authorization);
         if (!rejected && !viewer) return true; // anonymous connections may run public operations
         if (!viewer || !token) {
-          connectionLog(ctx).info('websocket refused: bad or expired token');
+          log.info({ requestId: requestIdOf(ctx), transport: 'ws' }, 'websocket refused: bad or expired token');
           return false; // closes the socket with 4403 Forbidden
         }
         const { socket } = ctx.extra;
@@ -87,15 +86,19 @@ export function serveWebSocket(
         return true;
       },
       onSubscribe: async (ctx, id, payload) => {
-        const opLog = connectionLog(ctx).child({ operationId: id });
         // graphql-ws has already registered this operation when onSubscribe runs.
         if (Object.keys(ctx.subscriptions).length > config.websocket.maxSubscriptions) {
           return [graphQLError('BUSY', `at most ${config.websocket.maxSubscriptions} operations per connection`)];
         }
+        const requestId = requestIdOf(ctx);
+        let opLog: Logger | undefined;
         const initialContext: ServerContext & { params: SubscribePayload } = {
-          req: ctx.extra.request,
-          requestId: opLog.bindings().requestId as string,
-          log: opLog,
+          address: ctx.extra.address,
+          requestId,
+          // Made on first use: a live subscription keeps its context, and most never log.
+          get log() {
+            return (opLog ??= log.child({ requestId, transport: 'ws', operationId: id }));
+          },
           authorization: ctx.connectionParams?.authorization ?? '',
           params: payload,
         };
@@ -118,7 +121,7 @@ export function serveWebSocket(
           contextValue = await enveloped.contextFactory();
         } catch (err) {
           // Redis unreachable while resolving the token: an error for this operation, the socket stays open.
-          opLog.error({ err }, 'websocket operation context failed');
+          initialContext.log.error({ err }, 'websocket operation context failed');
           return [maskError(err, 'Unexpected error.') as GraphQLError];
         }
         if (contextValue.rejected) {

@@ -22,15 +22,25 @@ import { useSessionRevocation } from './plugins/revocation.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
-/** What the HTTP server (gateway/http.ts) and the WebSocket server (gateway/ws.ts) hand yoga for each operation. */
+/**
+ * What the HTTP server (gateway/http.ts) and the WebSocket server (gateway/ws.ts) hand yoga for each operation.
+ * It becomes the operation's context, extended with what `context` returns (which must not give these again: the
+ * WebSocket's `log` is a getter, made on first use).
+ */
 export interface ServerContext {
-  req: IncomingMessage;
+  /** HTTP only. */
+  req?: IncomingMessage;
   res?: ServerResponse;
+  /** The client's address, when known. */
+  address: string | undefined;
   requestId: string;
   log: Logger;
   /** WebSocket operations carry the token of `connection_init` here; HTTP reads the header. */
   authorization?: unknown;
 }
+
+/** What yoga's `context` adds to the ServerContext (the address it gives with a fallback). */
+type OperationContext = Omit<Context, 'log' | 'requestId'>;
 
 const GRAPHIQL_DEFAULT_QUERY = `# Sign up (or sign in), then put the token under Headers:
 #   { "Authorization": "Bearer <token>" }
@@ -66,7 +76,7 @@ function yogaLogger(log: Logger): YogaLogger {
 }
 
 export function createGatewayYoga({ config, services, log }: { config: Config; services: Services; log: Logger }) {
-  return createYoga<ServerContext, Context>({
+  return createYoga<ServerContext, OperationContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/healthz',
@@ -76,7 +86,7 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
     maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
-    context: async ({ req, request, requestId, log: requestLog, authorization }): Promise<Context> => {
+    context: async ({ request, requestId, address, authorization }): Promise<OperationContext> => {
       const { viewer, token, rejected } = await authenticate(
         services,
         authorization ?? request.headers.get('authorization'),
@@ -89,9 +99,7 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
         token,
         rejected,
         services,
-        log: requestLog,
-        requestId,
-        address: req.socket.remoteAddress ?? 'unknown',
+        address: address ?? 'unknown',
         loaders: services.loaders(viewer?.username ?? null),
       };
     },

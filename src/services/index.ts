@@ -42,10 +42,9 @@ export class Composer<S extends object, L extends object> {
     const domains = this.domains;
     joinNamed('service', [this.services, { loaders: 0, handlers: 0, jobs: 0, close: 0 }]);
     // Loaders are made per operation: their names are checked once, here, on an anonymous viewer's set.
-    joinNamed(
-      'loader',
-      domains.map((d) => d.loaders?.(null) ?? {}),
-    );
+    const loaderSets = domains.map((d) => d.loaders?.(null) ?? {});
+    joinNamed('loader', loaderSets);
+    const OperationLoaders = lazyLoaders(domains, loaderSets);
     // Every job and task handler on its own: two of one name are refused, within a domain too.
     joinNamed(
       'job',
@@ -57,8 +56,8 @@ export class Composer<S extends object, L extends object> {
     );
     return {
       ...this.services,
-      /** Per-operation DataLoaders for a viewer. */
-      loaders: (viewer: string | null): L => Object.assign({}, ...domains.map((d) => d.loaders?.(viewer))) as L,
+      /** Per-operation DataLoaders for a viewer, each domain's made when the operation first uses one of them. */
+      loaders: (viewer: string | null): L => new OperationLoaders(viewer) as unknown as L,
       /** What the worker runs. */
       handlers: domains.flatMap((d) => d.handlers ?? []),
       jobs: domains.flatMap((d) => d.jobs ?? []),
@@ -68,6 +67,36 @@ export class Composer<S extends object, L extends object> {
       },
     };
   }
+}
+
+/**
+ * The class of an operation's loaders: a getter per loader name on its prototype makes the domain's set on first
+ * use and keeps it on the instance. A live subscription holds its operation's context for its whole life, and
+ * most operations use one domain's loaders or none: six DataLoaders made up front were most of its heap.
+ */
+function lazyLoaders(domains: readonly Domain<unknown, unknown>[], loaderSets: object[]) {
+  // A symbol, so that no loader name can shadow it.
+  const VIEWER = Symbol('viewer');
+  class OperationLoaders {
+    readonly [VIEWER]: string | null;
+    constructor(viewer: string | null) {
+      this[VIEWER] = viewer;
+    }
+  }
+  domains.forEach((domain, i) => {
+    for (const name of Object.keys(loaderSets[i]!)) {
+      Object.defineProperty(OperationLoaders.prototype, name, {
+        enumerable: true,
+        get(this: OperationLoaders) {
+          const made = domain.loaders!(this[VIEWER]) as Record<string, unknown>;
+          for (const [key, loader] of Object.entries(made))
+            Object.defineProperty(this, key, { value: loader, enumerable: true });
+          return made[name];
+        },
+      });
+    }
+  });
+  return OperationLoaders;
 }
 
 export function createServices(redis: RedisClient, config: Config, log: Logger, now: () => number = Date.now) {

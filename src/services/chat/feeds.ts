@@ -85,7 +85,7 @@ export class FeedService {
           : undefined,
       batch: FEED_BATCH,
       retryMs: RETRY_MS,
-      log: this.log.child({ viewer }),
+      log: () => this.log.child({ viewer }),
     });
   }
 
@@ -102,7 +102,7 @@ export class FeedService {
       follow: [viewer],
       batch: FEED_BATCH,
       retryMs: RETRY_MS,
-      log: this.log.child({ viewer }),
+      log: () => this.log.child({ viewer }),
     });
   }
 

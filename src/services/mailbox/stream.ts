@@ -51,7 +51,8 @@ export interface StreamOptions<T> {
   batch: number;
   /** After a failed read (Redis away), the stream waits this long and reads again. */
   retryMs: number;
-  log: Logger;
+  /** The stream's logger, made each time it logs (a failed read): a child logger kept per stream cost its heap. */
+  log: () => Logger;
 }
 
 /**
@@ -118,9 +119,17 @@ class Wakeup<T> {
     this.wake();
   }
 
-  /** Waits until something is marked (or the stream stops), then takes the marks, to be read before the next take. */
-  async take(): Promise<ReadonlySet<T>> {
-    if (this.marks.size === 0 && !this.stop.stopped) await new Promise<void>((r) => (this.resolve = r));
+  /**
+   * Resolves once something is marked (or the stream stops); undefined when something already is. Not an async
+   * function: an idle stream waits on this one promise, without an async frame of its own held for its whole life.
+   */
+  wait(): Promise<void> | undefined {
+    if (this.marks.size > 0 || this.stop.stopped) return undefined;
+    return new Promise<void>((r) => (this.resolve = r));
+  }
+
+  /** Takes the marks, to be read before the next take. */
+  take(): ReadonlySet<T> {
     const marks = this.marks;
     this.marks = this.taken;
     this.marks.clear();
@@ -186,7 +195,8 @@ export class MessageStream<T extends { id: number }> {
     }
     try {
       while (!this.stop.stopped) {
-        const marks = await this.wakeup.take();
+        await this.wakeup.wait();
+        const marks = this.wakeup.take();
         try {
           if (marks.has(INDEX) && !Array.isArray(follow)) {
             const keys = new Set(await follow.keys());
@@ -202,7 +212,7 @@ export class MessageStream<T extends { id: number }> {
           }
         } catch (err) {
           // Redis unreachable or failing: keep the stream, read everything again once it answers.
-          this.o.log.warn({ err }, 'feed read failed; retrying');
+          this.o.log().warn({ err }, 'feed read failed; retrying');
           for (const key of marks) this.wakeup.mark(key);
           await this.stop.delay(this.o.retryMs);
         }
