@@ -97,6 +97,12 @@ export const CONTACT_CHAT_MAX = 20;
 const MEMBERS_MEMO_MS = 5000;
 /** Chats whose members are remembered so, per process. */
 const MEMBERS_MEMO_MAX = 10_000;
+/**
+ * How long live feeds' moves of read positions (markRead: true) gather before they go out, one command per chat, so a
+ * busy chat costs one per this period however many subscribers and messages it has. Feeds do not wait for their
+ * moves; a process that dies meanwhile loses at most this much of them (the client gets those messages again, unread).
+ */
+const MOVES_BATCH_MS = 100;
 /** How long a send that claimed gap notifications has to deliver them before a later send claims them again. */
 export const GAP_CLAIM_MS = 30_000;
 const CHAT_ID = /^[1-9][0-9]{0,15}$/;
@@ -139,11 +145,23 @@ export class ChatService {
   private readonly reader = new DataLoader<ReadRequest, ChatRead>((requests) => this.readBatch(requests), {
     cache: false,
   });
-  /** Moves of read positions by live feeds, gathered until the event loop's next turn: one command per chat. */
-  private readonly moves = new DataLoader<ReadMove, void>((moves) => this.moveBatch(moves), {
+  /** Moves of read positions by live feeds, gathered for MOVES_BATCH_MS: one command per chat. */
+  private readonly moves = new DataLoader<ReadMove, void>((moves) => (this.moving = this.moveBatch(moves)), {
     cache: false,
-    batchScheduleFn: (flush) => setImmediate(flush),
+    batchScheduleFn: (flush) => {
+      const once = () => {
+        if (this.flushMoves !== once) return;
+        this.flushMoves = undefined;
+        flush();
+      };
+      this.flushMoves = once;
+      setTimeout(once, MOVES_BATCH_MS);
+    },
   });
+  /** Sends the gathered moves now (once); undefined when none wait. */
+  private flushMoves: (() => void) | undefined;
+  /** The last batch of moves sent. */
+  private moving: Promise<void[]> = Promise.resolve([]);
   /** The members each recent send listed (null: too many for contacts), by chat. */
   private readonly membersMemo = new LRUCache<string, { members: string[] | null }>({
     max: MEMBERS_MEMO_MAX,
@@ -312,13 +330,19 @@ export class ChatService {
   }
 
   /**
-   * Moves `user`'s read position up to `upTo` for a live feed that delivered it (messageAdded with markRead): the
-   * moves of one turn of the event loop go out together, one command per chat. Unlike markRead it neither refuses
-   * nor trims: a move of someone who is no longer a member is left out (their feed learns so at its next read), and
-   * sends trim what everyone has read.
+   * Moves `user`'s read position up to `upTo` for a live feed that delivered it (messageAdded with markRead), soon:
+   * the moves of MOVES_BATCH_MS go out together, one command per chat, and a failure is logged (a later move
+   * supersedes it). Unlike markRead it neither refuses nor trims: a move of someone who is no longer a member is left
+   * out (their feed learns so at its next read), and sends trim what everyone has read.
    */
-  markDelivered(user: string, input: { chatId: string; upTo: number }): Promise<void> {
-    return this.moves.load({ chatId: input.chatId, user, upTo: input.upTo });
+  markDelivered(user: string, input: { chatId: string; upTo: number }): void {
+    void this.moves.load({ chatId: input.chatId, user, upTo: input.upTo });
+  }
+
+  /** Sends the moves still gathering, and waits for them (the process is stopping). */
+  async close(): Promise<void> {
+    this.flushMoves?.();
+    await this.moving;
   }
 
   /**
@@ -449,22 +473,21 @@ export class ChatService {
     return results;
   }
 
-  /** One command per chat among `moves`, each member's highest move. */
-  private async moveBatch(moves: readonly ReadMove[]): Promise<(void | Error)[]> {
+  /** One command per chat among `moves`, each member's highest move; failures are logged. */
+  private async moveBatch(moves: readonly ReadMove[]): Promise<void[]> {
     const byChat = new Map<string, Map<string, number>>();
     for (const { chatId, user, upTo } of moves) {
       const positions = byChat.get(chatId) ?? new Map<string, number>();
       byChat.set(chatId, positions.set(user, Math.max(upTo, positions.get(user) ?? 0)));
     }
-    const failed = new Map<string, Error>();
     await Promise.all(
       [...byChat].map(([chatId, positions]) =>
         this.commands
           .moveReadPositions({ chatId, positions })
-          .catch((err: unknown) => failed.set(chatId, err instanceof Error ? err : new Error(String(err)))),
+          .catch((err: unknown) => this.log.warn({ err, chatId }, 'moving read positions of live feeds failed')),
       ),
     );
-    return moves.map((m) => failed.get(m.chatId));
+    return moves.map(() => undefined);
   }
 
   /** The message text as stored (see userText); empty or longer than MAX_MESSAGE_LENGTH: BAD_USER_INPUT naming `argument`. */

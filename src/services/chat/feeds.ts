@@ -76,7 +76,7 @@ export class FeedService {
               keys: () => this.commands.indexedChats({ user: viewer }),
             },
       delivered: input.markRead
-        ? async (id, upTo) => (await this.chats.markDelivered(viewer, { chatId: id, upTo }), true)
+        ? (id, upTo) => (this.chats.markDelivered(viewer, { chatId: id, upTo }), true)
         : undefined,
       confirmReceipt,
       lost: (id, err) =>

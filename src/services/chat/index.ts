@@ -56,6 +56,7 @@ export function createChat(
         { cacheKeyFn: (q) => `${q.chatId}\0${q.prefix ?? ''}\0${q.first}` },
       ),
     }),
+    close: () => chats.close(),
     handlers: [
       {
         queue: scheduled.queueName,
