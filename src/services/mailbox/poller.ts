@@ -54,6 +54,8 @@ export class MailboxPoller {
   private readonly rung = new Set<string>();
   /** Where the audit goes on: a live iterator over the watched keys (it skips deleted ones, visits added ones). */
   private sweep: Iterator<string> | undefined;
+  /** Reads the audit owes: each step adds its share (a fraction when few heads are watched), whole ones are read. */
+  private owed = 0;
   /** Moves a read found that no ring had announced, by key: their rings are counted lost unless they come late. */
   private unannounced = new Map<string, string | null>();
   private lostRings = 0;
@@ -220,8 +222,10 @@ export class MailboxPoller {
         );
       this.unannounced.clear();
       const slice: string[] = [];
-      const count = Math.ceil((this.watched.size * step) / this.options.auditMs);
-      while (slice.length < Math.min(count, this.watched.size)) {
+      this.owed = Math.min(this.owed + (this.watched.size * step) / this.options.auditMs, this.watched.size);
+      const count = Math.floor(this.owed);
+      this.owed -= count;
+      while (slice.length < count) {
         const next = (this.sweep ??= this.watched.keys()).next();
         if (next.done) {
           this.sweep = undefined;
@@ -230,7 +234,7 @@ export class MailboxPoller {
         }
         slice.push(next.value);
       }
-      this.enqueue(() => this.read(slice, true));
+      if (slice.length > 0) this.enqueue(() => this.read(slice, true));
       this.schedule();
     }, step);
     this.timer.unref();
