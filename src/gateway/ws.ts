@@ -13,7 +13,7 @@ import type {
   parse as graphqlParse,
   validate as graphqlValidate,
 } from 'graphql';
-import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
+import type { Context as WsContext } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { authenticate, type Context } from '../context.js';
@@ -44,13 +44,39 @@ function receiptConfirmer(socket: WebSocket): () => Promise<void> {
     if (!Number.isInteger(n) || n <= 0) return;
     waiting = waiting.filter((w) => (w.n <= n ? (w.resolve(), false) : true));
   });
-  socket.once('close', () => (waiting = [])); // never resolved: the streams waiting on them stop with the socket
+  socket.on('close', () => (waiting = [])); // never resolved: the streams waiting on them stop with the socket
   return () =>
     new Promise<void>((resolve) => {
       const n = ++sent;
       waiting.push({ n, resolve });
       socket.ping(String(n));
     });
+}
+
+/**
+ * What a WebSocket operation hands yoga, which extends it into the operation's context, and a live subscription
+ * keeps for its whole life. A class, not an object literal: V8 makes a literal with a getter a dictionary (some
+ * 450 bytes more per subscription); this one stays in fast mode. Its logger is made on first use, as most
+ * operations never log.
+ */
+class SocketOperationContext implements ServerContext {
+  private opLog: Logger | undefined = undefined;
+
+  constructor(
+    readonly address: string | undefined,
+    readonly requestId: string,
+    readonly authorization: unknown,
+    private readonly parentLog: Logger,
+    private readonly operationId: string,
+  ) {}
+
+  get log(): Logger {
+    return (this.opLog ??= this.parentLog.child({
+      requestId: this.requestId,
+      transport: 'ws',
+      operationId: this.operationId,
+    }));
+  }
 }
 
 export function serveWebSocket(
@@ -79,7 +105,8 @@ export function serveWebSocket(
           return false; // closes the socket with 4403 Forbidden
         }
         const { socket } = ctx.extra;
-        socket.once(
+        // `on`, not `once`: ws emits 'close' once, and once's wrapper would cost every socket its heap.
+        socket.on(
           'close',
           services.sessions.watch({ token }, () => forbidden(socket)),
         );
@@ -90,18 +117,13 @@ export function serveWebSocket(
         if (Object.keys(ctx.subscriptions).length > config.websocket.maxSubscriptions) {
           return [graphQLError('BUSY', `at most ${config.websocket.maxSubscriptions} operations per connection`)];
         }
-        const requestId = requestIdOf(ctx);
-        let opLog: Logger | undefined;
-        const initialContext: ServerContext & { params: SubscribePayload } = {
-          address: ctx.extra.address,
-          requestId,
-          // Made on first use: a live subscription keeps its context, and most never log.
-          get log() {
-            return (opLog ??= log.child({ requestId, transport: 'ws', operationId: id }));
-          },
-          authorization: ctx.connectionParams?.authorization ?? '',
-          params: payload,
-        };
+        const initialContext = new SocketOperationContext(
+          ctx.extra.address,
+          requestIdOf(ctx),
+          ctx.connectionParams?.authorization ?? '',
+          log,
+          id,
+        );
         const enveloped = yoga.getEnveloped(initialContext);
         // envelop types parse and validate loosely; they are graphql-js's functions wrapped by the plugins.
         const parse = enveloped.parse as typeof graphqlParse;

@@ -18,6 +18,7 @@ import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useOperationLimits } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
+import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -122,6 +123,7 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
       useOperationMetrics((timing) => services.metrics.record(timing)),
       ...(services.limits.limitsOperations ? [useOperationLimits(services.limits)] : []),
       useErrorRequestIds(),
+      useScopeCacheRelease(),
     ],
   });
 }

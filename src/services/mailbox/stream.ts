@@ -57,23 +57,20 @@ export interface StreamOptions<T> {
 
 /**
  * A stream's stop, raced against what the stream waits for. Racing the Repeater's stop promise directly would
- * leave one reaction on it per wait for the stream's whole life; these races remove theirs when they settle.
+ * leave one reaction on it per wait for the stream's whole life; these races remove theirs when they settle. The
+ * stream's own wakeup is told directly, so an idle stream holds no set of listeners (one is made for a race).
  */
 class Stop {
   stopped = false;
-  private readonly listeners = new Set<() => void>();
+  private listeners: Set<() => void> | undefined = undefined;
 
-  constructor(stop: Promise<unknown>) {
+  constructor(stop: Promise<unknown>, onStop: () => void) {
     void stop.then(() => {
       this.stopped = true;
-      for (const listener of this.listeners) listener();
-      this.listeners.clear();
+      onStop();
+      for (const listener of this.listeners ?? []) listener();
+      this.listeners = undefined;
     });
-  }
-
-  onStop(listener: () => void): void {
-    if (this.stopped) listener();
-    else this.listeners.add(listener);
   }
 
   /** Settles as `promise` does, or with undefined as soon as the stream stops. */
@@ -81,14 +78,15 @@ class Stop {
     if (this.stopped) return Promise.resolve(undefined);
     return new Promise<T | undefined>((resolve, reject) => {
       const onStop = () => resolve(undefined);
-      this.listeners.add(onStop);
+      const listeners = (this.listeners ??= new Set());
+      listeners.add(onStop);
       promise.then(
         (value) => {
-          this.listeners.delete(onStop);
+          listeners.delete(onStop);
           resolve(value);
         },
         (err: unknown) => {
-          this.listeners.delete(onStop);
+          listeners.delete(onStop);
           reject(err instanceof Error ? err : new Error(String(err)));
         },
       );
@@ -110,9 +108,7 @@ class Wakeup<T> {
   private taken = new Set<T>();
   private resolve: (() => void) | undefined;
 
-  constructor(private readonly stop: Stop) {
-    stop.onStop(() => this.wake());
-  }
+  constructor(private readonly stop: Stop) {}
 
   mark(item: T): void {
     this.marks.add(item);
@@ -137,7 +133,8 @@ class Wakeup<T> {
     return marks;
   }
 
-  private wake(): void {
+  /** Resolves the wait (the stream stopped, or something was marked). */
+  wake(): void {
     this.resolve?.();
     this.resolve = undefined;
   }
@@ -173,7 +170,7 @@ export class MessageStream<T extends { id: number }> {
     private readonly end: () => void,
     stop: Promise<unknown>,
   ) {
-    this.stop = new Stop(stop);
+    this.stop = new Stop(stop, () => this.wakeup.wake());
     this.wakeup = new Wakeup(this.stop);
     this.withIndex = !Array.isArray(o.follow);
   }

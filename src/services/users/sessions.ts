@@ -29,7 +29,8 @@ interface Cached {
 
 /** The live subscriptions of one session, and when it expires unless used (as last pushed back from here). */
 interface Watched {
-  callbacks: Set<() => void>;
+  /** An array, not a Set: most sessions have one watch (a socket's), and a Set's table costs some 150 bytes. */
+  callbacks: (() => void)[];
   expiresAt: number;
 }
 
@@ -145,7 +146,7 @@ export class SessionService {
     const hash = hashOf(token);
     // The resolve that let the caller in refreshed the session at most CACHE_MS ago.
     const watched = this.watchers.get(hash) ?? {
-      callbacks: new Set(),
+      callbacks: [],
       expiresAt: Date.now() - CACHE_MS + this.ttlSeconds * 1000,
     };
     this.watchers.set(hash, watched);
@@ -158,10 +159,11 @@ export class SessionService {
       onRevoked();
     };
     const unwatch = () => {
-      callbacks.delete(callback);
-      if (callbacks.size === 0 && this.watchers.get(hash) === watched) this.watchers.delete(hash);
+      const i = callbacks.indexOf(callback);
+      if (i >= 0) callbacks.splice(i, 1);
+      if (callbacks.length === 0 && this.watchers.get(hash) === watched) this.watchers.delete(hash);
     };
-    callbacks.add(callback);
+    callbacks.push(callback);
     return unwatch;
   }
 
