@@ -65,7 +65,7 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: intFrom(1, 1000).default(8),
   WORKER_HEARTBEAT_MS: intFrom(50, 600_000).default(1000),
   WORKER_TIMEOUT_MS: intFrom(100, 3_600_000).default(10_000),
-  QUEUE_POLL_MS: intFrom(10, 60_000).default(100),
+  QUEUE_POLL_MS: intFrom(10, 60_000).default(5000),
   TASK_MAX_ATTEMPTS: intFrom(1, 100).default(5),
   TASK_BACKOFF_MS: intFrom(1, 3_600_000).default(1000),
 
@@ -161,7 +161,7 @@ export interface Config {
     heartbeatMs: number;
     /** A worker without a heartbeat for this long counts as dead; its tasks go back to their queues. */
     timeoutMs: number;
-    /** The longest a worker's delayed-task poller sleeps. */
+    /** The longest a worker's promote loop sleeps when no doorbell ring says otherwise (the most a lost ring delays). */
     pollMs: number;
     maxAttempts: number;
     /** The first retry of a failed task waits about this long, each next one twice as long. */

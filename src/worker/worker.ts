@@ -1,9 +1,11 @@
 /**
  * The task worker: for each queue it has handlers for, a consumer (up to `concurrency` tasks at once: free slots
- * are filled in one script call, and when nothing is ready it waits with BLMOVE on a connection of its own), a delayed-task poller, and a heartbeat that also returns the tasks of workers
- * that stopped heartbeating. A handler with a `concurrency` limit runs under a semaphore shared by every
- * worker. Periodic jobs (the counter cleaner) run under a lock, one worker at a time. `stop()` stops taking
- * tasks, gives running ones a grace period, and returns what is left to the queue.
+ * are filled in one script call, and when nothing is ready it waits with BLMOVE on a connection of its own), a
+ * promote loop that moves due delayed tasks (it sleeps until the earliest is due, woken sooner by the queue's doorbell
+ * when a task is delayed), and a heartbeat that also returns the tasks of workers that stopped heartbeating. A
+ * handler with a `concurrency` limit runs under a semaphore shared by every worker. Periodic jobs (the counter
+ * cleaner) run under a lock, one worker at a time. `stop()` stops taking tasks, gives running ones a grace period,
+ * and returns what is left to the queue.
  */
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +25,7 @@ export interface WorkerOptions {
   heartbeatMs: number;
   /** A worker quiet for longer counts as dead and its tasks go back to their queues. */
   timeoutMs: number;
-  /** The delayed-task poller's longest sleep. */
+  /** The promote loop's longest sleep when no ring says otherwise: the most a lost ring delays a delayed task. */
   pollMs: number;
 }
 
@@ -218,19 +220,32 @@ export class Worker {
     );
   }
 
+  /**
+   * Moves due delayed tasks, then sleeps until the next is due (`pollMs` at most). A task delayed meanwhile rings
+   * the queue's doorbell with its due time, which brings the wake-up forward; a ring that may have been lost (the
+   * doorbell connection came back) wakes it at once, and `pollMs` bounds what a ring lost otherwise delays.
+   */
   private async promote(queue: string): Promise<void> {
+    const alarm = new Alarm(this.stopping.signal);
+    const unwatch = this.queues.watchDelayed(
+      { queue },
+      { rung: (dueAtMs) => alarm.ring(dueAtMs), missed: () => alarm.ring(-Infinity) },
+    );
     while (!this.stopping.signal.aborted) {
       let wait = this.options.pollMs;
+      alarm.promoting();
       try {
-        const { moved, nextDueMs } = await this.queues.promote({ queue });
+        const { moved, nextDueMs, nowMs } = await this.queues.promote({ queue });
+        alarm.clock(nowMs);
         if (moved >= PROMOTE_BATCH) continue;
         if (nextDueMs >= 0) wait = Math.min(wait, nextDueMs);
       } catch (err) {
         this.log.warn({ worker: this.id, queue, err }, 'moving due tasks failed');
         wait = ERROR_PAUSE_MS;
       }
-      await this.pause(wait);
+      await alarm.sleep(wait);
     }
+    unwatch();
   }
 
   /** Runs `job` every `everyMs` unless another worker is running it. */
@@ -288,5 +303,67 @@ export class Worker {
 
   private pause(ms: number): Promise<void> {
     return sleep(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+  }
+}
+
+/**
+ * The promote loop's sleep, which a ring brings forward. Due times are on Redis's clock, the sleep on this process's:
+ * each promote tells Redis's clock as it ran, and a ring's due time is converted with that offset. The offset is
+ * taken when the reply arrives, after the script ran, so a converted wake-up errs late by the reply's latency, never
+ * early (an early wake would find nothing due and cost a promote).
+ */
+class Alarm {
+  /** Redis's clock minus performance.now(), as of the last promote; undefined before the first succeeded. */
+  private offset: number | undefined;
+  /** The earliest due time rung since the current promote began: it may have run before that task was added. */
+  private rung = Infinity;
+  /** When the current sleep ends, on Redis's clock (Infinity: not sleeping, or the clock is unknown). */
+  private until = Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly signal: AbortSignal) {}
+
+  /** A promote begins: it sees every task delayed before it, so only rings from now on count. */
+  promoting(): void {
+    this.rung = Infinity;
+  }
+
+  /** The promote's reply said Redis's clock was `nowMs` as it ran. */
+  clock(nowMs: number): void {
+    this.offset = nowMs - performance.now();
+  }
+
+  /** A task is due at `dueAtMs` (Redis's clock; -Infinity: wake now): the sleep ends by then. */
+  ring(dueAtMs: number): void {
+    this.rung = Math.min(this.rung, dueAtMs);
+    if (this.wake && dueAtMs < this.until) this.set(dueAtMs);
+  }
+
+  /** Sleeps `ms`, or until a due time rung since the promote began, or until the worker stops. */
+  sleep(ms: number): Promise<void> {
+    if (this.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(this.timer);
+        this.signal.removeEventListener('abort', done);
+        this.wake = undefined;
+        this.until = Infinity;
+        resolve();
+      };
+      this.wake = done;
+      this.signal.addEventListener('abort', done, { once: true });
+      this.until = this.offset === undefined ? Infinity : performance.now() + this.offset + ms;
+      this.timer = setTimeout(done, ms);
+      if (this.rung < this.until) this.set(this.rung);
+    });
+  }
+
+  /** Ends the sleep at `dueAtMs` (Redis's clock), at once when the clock is unknown. */
+  private set(dueAtMs: number): void {
+    this.until = dueAtMs;
+    clearTimeout(this.timer);
+    const ms = this.offset === undefined ? 0 : Math.max(0, dueAtMs - this.offset - performance.now());
+    this.timer = setTimeout(() => this.wake?.(), ms);
   }
 }

@@ -3,11 +3,10 @@
  * connection comes back, and the audit. Each test disables the others, so delivery proves that one works on its own.
  */
 import { describe, expect, it } from 'vitest';
-import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { chatCommands } from '../../src/redis/chat/commands.js';
 import { keyspace, type Keyspace } from '../../src/redis/keys.js';
 import { keysOf } from '../support/keys.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { killDoorbells, startTestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 
 describe('mailbox poller', () => {
@@ -75,20 +74,3 @@ describe('mailbox poller', () => {
     expect(live.closed).toBeNull();
   });
 });
-
-/** Kills this app's doorbell connections (every shard's, on a cluster) with CLIENT KILL; how many it killed. */
-async function killDoorbells(t: TestApp): Promise<number> {
-  const { name } = (t.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells;
-  const nodes = 'nodes' in t.redis ? t.redis.nodes('master') : [t.redis];
-  let killed = 0;
-  for (const node of nodes) {
-    const list = (await node.client('LIST')) as string;
-    for (const line of list.split('\n')) {
-      const id = /^id=(\d+) /.exec(line)?.[1];
-      if (id && line.includes(` name=`) && line.split(' name=')[1]!.split(' ')[0]!.endsWith(name)) {
-        killed += Number(await node.client('KILL', 'ID', id));
-      }
-    }
-  }
-  return killed;
-}

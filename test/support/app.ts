@@ -9,6 +9,7 @@ import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
+import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { postGraphQL, signUp, uniquePrefix, wsClient, type GraphQLResponse } from './clients.js';
 import { disposeLater } from './dispose.js';
 import { LIMITS_OFF } from './limits.js';
@@ -94,4 +95,21 @@ export async function startTestApp(env: Record<string, string> = {}, log?: Logge
     },
     close,
   };
+}
+
+/** Kills this app's doorbell connections (every shard's, on a cluster) with CLIENT KILL; how many it killed. */
+export async function killDoorbells(t: TestApp): Promise<number> {
+  const { name } = (t.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells;
+  const nodes = 'nodes' in t.redis ? t.redis.nodes('master') : [t.redis];
+  let killed = 0;
+  for (const node of nodes) {
+    const list = (await node.client('LIST')) as string;
+    for (const line of list.split('\n')) {
+      const id = /^id=(\d+) /.exec(line)?.[1];
+      if (id && line.includes(` name=`) && line.split(' name=')[1]!.split(' ')[0]!.endsWith(name)) {
+        killed += Number(await node.client('KILL', 'ID', id));
+      }
+    }
+  }
+  return killed;
 }

@@ -148,13 +148,26 @@ export function wsRequest<T = Record<string, unknown>>(
 
 /** Records the names of the commands `redis` sends until `stop` is called, which returns them. */
 export function recordCommands(redis: RedisClient): { stop: () => string[] } {
-  const sent: string[] = [];
+  const calls = recordCalls(redis);
+  return { stop: () => calls.stop().map((c) => c.name) };
+}
+
+/** A command as sent: its name and arguments. */
+export interface Call {
+  name: string;
+  args: string[];
+}
+
+/** Records the commands `redis` sends (`sent`, as they go) until `stop` is called, which returns them. */
+export function recordCalls(redis: RedisClient): { sent: readonly Call[]; stop: () => Call[] } {
+  const sent: Call[] = [];
   const original = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
-    sent.push(command.name);
+  redis.sendCommand = ((command: { name: string; args: unknown[] }, ...rest: unknown[]) => {
+    sent.push({ name: command.name, args: command.args.map(String) });
     return (original as (...args: unknown[]) => unknown)(command, ...rest);
   }) as typeof redis.sendCommand;
   return {
+    sent,
     stop: () => {
       redis.sendCommand = original;
       return sent;

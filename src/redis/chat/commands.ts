@@ -364,7 +364,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
       const reply = await scheduleMessageScript(
         redis,
         [s.record(a.id), s.pending(a.sender, a.chatId), queue.ready, queue.delayed],
-        [a.id, a.chatId, a.sender, a.text, a.sendAt, a.task, a.pendingMax],
+        [a.id, a.chatId, a.sender, a.text, a.sendAt, a.task, a.pendingMax, queue.bell],
       );
       return reply === 1;
     },

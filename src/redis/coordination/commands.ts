@@ -17,7 +17,7 @@ const releaseLockScript = script<0 | 1>('releaseLock');
 const acquireSemaphoreScript = script<0 | 1>('acquireSemaphore');
 const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
-const promoteTasksScript = script<[number, number]>('promoteTasks');
+const promoteTasksScript = script<[number, number, number]>('promoteTasks');
 const takeTasksScript = script<string[]>('takeTasks');
 const retryTaskScript = script<0 | 1>('retryTask');
 const heartbeatScript = script<string[]>('heartbeat');
@@ -86,17 +86,29 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, log: L
       return (await redis.zrem(k.semaphore(a.name), a.holder)) === 1;
     },
 
-    /** Adds `task` (its JSON) to `queue`, ready now or after `delayMs`. */
-    async enqueueTask(a: { queue: string; task: string; delayMs: number }): Promise<void> {
-      const q = k.queue(a.queue);
-      await enqueueTaskScript(redis, [q.ready, q.delayed], [a.task, a.delayMs]);
+    /** The doorbell rung whenever a task of `queue` is delayed, and the due time (ms, Redis's clock) a ring names. */
+    queueBell(a: { queue: string }): { channel: string; dueAtMs: (ring: string) => number } {
+      // A ring is "<delayed key> <due at>" (lib/queue.lua delayTask).
+      return { channel: k.queue(a.queue).bell, dueAtMs: (ring) => Number(ring.slice(ring.lastIndexOf(' ') + 1)) };
     },
 
-    /** Moves up to `max` due tasks of `queue` to its ready list: how many, and ms until the next is due (-1: none). */
-    async promoteTasks(a: { queue: string; max: number }): Promise<{ moved: number; nextDueMs: number }> {
+    /** Adds `task` (its JSON) to `queue`, ready now or after `delayMs` (then the queue's doorbell rings). */
+    async enqueueTask(a: { queue: string; task: string; delayMs: number }): Promise<void> {
       const q = k.queue(a.queue);
-      const [moved, nextDueMs] = await promoteTasksScript(redis, [q.ready, q.delayed], [a.max]);
-      return { moved, nextDueMs };
+      await enqueueTaskScript(redis, [q.ready, q.delayed], [a.task, a.delayMs, q.bell]);
+    },
+
+    /**
+     * Moves up to `max` due tasks of `queue` to its ready list: how many, ms until the next is due (-1: none), and
+     * Redis's clock (ms) as it ran.
+     */
+    async promoteTasks(a: {
+      queue: string;
+      max: number;
+    }): Promise<{ moved: number; nextDueMs: number; nowMs: number }> {
+      const q = k.queue(a.queue);
+      const [moved, nextDueMs, nowMs] = await promoteTasksScript(redis, [q.ready, q.delayed], [a.max]);
+      return { moved, nextDueMs, nowMs };
     },
 
     /** Moves up to `max` ready tasks of `queue` to the active list of `workerId`, without waiting; their JSON. */
@@ -124,8 +136,9 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, log: L
     },
 
     /**
-     * Takes `taken` off the active list of `workerId` and puts `returned` back after `delayMs`, or (delayMs -1)
-     * files it as failed with `error`; false when the task was no longer on the list (nothing written).
+     * Takes `taken` off the active list of `workerId` and puts `returned` back after `delayMs` (ringing the queue's
+     * doorbell), or (delayMs -1) files it as failed with `error`; false when the task was no longer on the list
+     * (nothing written).
      */
     async retryTask(a: {
       queue: string;
@@ -140,7 +153,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, log: L
       const reply = await retryTaskScript(
         redis,
         [q.active(a.workerId), q.delayed, q.failed],
-        [a.taken, a.returned, a.delayMs, a.error, a.failedKept],
+        [a.taken, a.returned, a.delayMs, a.error, a.failedKept, q.bell],
       );
       return reply === 1;
     },

@@ -22,6 +22,8 @@ export function coordinationKeys({ key }: Keyspace) {
       ready: key('queue', name, 'ready'),
       /** sorted set: task JSON → when it is due (ms, Redis's clock) */
       delayed: key('queue', name, 'delayed'),
+      /** sharded pub/sub channel, rung with "<delayed key> <due at (ms)>" whenever a task is delayed */
+      bell: key('queue', name, 'bell'),
       /** list: {error, failedAt, task} JSON of tasks out of attempts, newest first, capped */
       failed: key('queue', name, 'failed'),
       /** sorted set: worker id → last heartbeat (ms, Redis's clock) */

@@ -6,7 +6,8 @@
   KEYS[2] delayed: sorted set, task JSON → when it is due (ms)
   ARGV[1] max: due tasks moved at most
 
-  Returns {moved, ms until the next delayed task is due (-1: none left)}.
+  Returns {moved, ms until the next delayed task is due (-1: none left), Redis's clock (ms) as it ran}: due times
+  and doorbell rings are on Redis's clock, so a worker needs it to compare a ring with its wake-up.
 ]]
 --- @include lib/now
 --- @include lib/queue
@@ -21,6 +22,6 @@ for i = #due, 1, -1 do
 end
 local nextDue = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
 if #nextDue == 0 then
-  return { #due, -1 }
+  return { #due, -1, now }
 end
-return { #due, math.max(tonumber(nextDue[2]) - now, 0) }
+return { #due, math.max(tonumber(nextDue[2]) - now, 0), now }

@@ -55,10 +55,18 @@ local function failTask(failed, task, err, now, cap)
   redis.call('LTRIM', failed, 0, cap - 1)
 end
 
--- Adds a task: ready (at the back of its priority) when `dueAt` is not after `now`, else delayed until then.
-local function enqueueTask(ready, delayed, task, dueAt, now)
+-- Puts a task in the delayed set until `dueAt` and rings the queue's doorbell with "<delayed key> <dueAt>": a worker
+-- whose promote loop sleeps past `dueAt` (it sleeps until the earliest due task it saw) wakes for it.
+local function delayTask(delayed, bell, task, dueAt)
+  redis.call('ZADD', delayed, dueAt, task)
+  redis.call('SPUBLISH', bell, delayed .. ' ' .. dueAt)
+end
+
+-- Adds a task: ready (at the back of its priority) when `dueAt` is not after `now`, else delayed until then (and
+-- `bell` rung). A caller whose tasks are always due at once (ads' learning) has no bell to pass.
+local function enqueueTask(ready, delayed, task, dueAt, now, bell)
   if dueAt > now then
-    redis.call('ZADD', delayed, dueAt, task)
+    delayTask(delayed, bell, task, dueAt)
   else
     insertTask(ready, task, false)
   end

@@ -15,7 +15,7 @@ export function createCoordination(
     services: {
       locks: new LockService({ commands, poller, log }),
       semaphores: new SemaphoreService({ commands }),
-      queues: new QueueService({ commands, defaults: config.queues }),
+      queues: new QueueService({ commands, poller, defaults: config.queues }),
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { BlockingTakes, CoordinationCommands } from '../../redis/coordination/commands.js';
+import type { MailboxPoller } from '../mailbox/poller.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
 export interface Task {
@@ -73,15 +74,18 @@ export const PROMOTE_BATCH = 1000;
 
 export interface QueueDeps {
   commands: CoordinationCommands;
+  /** The process's doorbell listener: rings of delayed tasks. */
+  poller: MailboxPoller;
   defaults: QueueDefaults;
 }
 
 export class QueueService {
   private readonly commands: CoordinationCommands;
+  private readonly poller: MailboxPoller;
   private readonly defaults: QueueDefaults;
 
   constructor(deps: QueueDeps) {
-    ({ commands: this.commands, defaults: this.defaults } = deps);
+    ({ commands: this.commands, poller: this.poller, defaults: this.defaults } = deps);
   }
 
   /** The task as stored, ready for a script that enqueues it (scheduling does so with its own record). */
@@ -102,13 +106,31 @@ export class QueueService {
     return parseTask(raw).id;
   }
 
-  /** Moves due delayed tasks to the ready list; returns how many, and ms until the next is due (-1: none). */
+  /**
+   * Moves due delayed tasks to the ready list; returns how many, ms until the next is due (-1: none), and Redis's
+   * clock (ms) as it moved them, the clock of due times.
+   */
   async promote({ queue, max = PROMOTE_BATCH }: { queue: string; max?: number }): Promise<{
     moved: number;
     nextDueMs: number;
+    nowMs: number;
   }> {
     checkName('queue', queue);
     return this.commands.promoteTasks({ queue, max });
+  }
+
+  /**
+   * Calls `rung` with the due time (ms, Redis's clock) of every task delayed on `queue` from now on (enqueued with a
+   * delay, retried, deferred), and `missed` whenever such rings may have been lost (the doorbell connection came
+   * back). Returns the function that stops.
+   */
+  watchDelayed(
+    { queue }: { queue: string },
+    { rung, missed }: { rung: (dueAtMs: number) => void; missed: () => void },
+  ): () => void {
+    checkName('queue', queue);
+    const bell = this.commands.queueBell({ queue });
+    return this.poller.listen({ channel: bell.channel }, (ring) => rung(bell.dueAtMs(ring)), missed);
   }
 
   /** Moves up to `max` ready tasks to the worker's active list, without waiting; the first to run comes first. */

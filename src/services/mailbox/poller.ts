@@ -51,6 +51,8 @@ export class MailboxPoller {
   private readonly channels = new Map<string, number>();
   /** Handlers of channels listened to as such (`listen`), by channel. */
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
+  /** What listeners (`listen`) do when their messages may have been lost. */
+  private readonly missed = new Set<() => void>();
   private readonly rung = new Set<string>();
   /** Where the audit goes on: a live iterator over the watched keys (it skips deleted ones, visits added ones). */
   private sweep: Iterator<string> | undefined;
@@ -115,15 +117,23 @@ export class MailboxPoller {
     };
   }
 
-  /** Calls `handler` with every message published on `channel`; returns the function that stops listening. */
-  listen({ channel }: { channel: string }, handler: (message: string) => void): () => void {
+  /**
+   * Calls `handler` with every message published on `channel`, and `missed` whenever messages may have been lost:
+   * when the doorbell connection comes back, at once and again as the heads are read again (see `resync`). Returns
+   * the function that stops listening.
+   */
+  listen({ channel }: { channel: string }, handler: (message: string) => void, missed?: () => void): () => void {
     const handlers = this.handlers.get(channel) ?? new Set();
     this.handlers.set(channel, handlers.add(handler));
+    // A function of its own, so that two listeners giving the same `missed` are both told.
+    const tell = missed && (() => missed());
+    if (tell) this.missed.add(tell);
     this.subscribe(channel);
     let active = true;
     return () => {
       if (!active) return;
       active = false;
+      if (tell) this.missed.delete(tell);
       handlers.delete(handler);
       if (handlers.size === 0) this.handlers.delete(channel);
       this.unsubscribe(channel);
@@ -199,9 +209,16 @@ export class MailboxPoller {
     });
   }
 
-  /** Reads every watched head now and once more shortly after: rings may have been lost while the doorbells were down. */
+  /**
+   * Reads every watched head now and once more shortly after, and tells the listeners whose messages may have been
+   * lost: rings may have been lost while the doorbells were down.
+   */
   private resync(): void {
-    const all = () => this.enqueue(() => this.read([...this.watched.keys()]));
+    const all = () => {
+      if (this.stopped) return;
+      for (const missed of this.missed) missed();
+      this.enqueue(() => this.read([...this.watched.keys()]));
+    };
     all();
     setTimeout(all, RESYNC_AGAIN_MS).unref();
   }
