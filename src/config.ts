@@ -21,6 +21,11 @@ const list = z
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 
+function toHostPort(hp: string): { host: string; port: number } {
+  const i = hp.lastIndexOf(':');
+  return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
+}
+
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: intFrom(0, 65535).default(4000),
@@ -29,6 +34,12 @@ const EnvSchema = z.object({
 
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort)),
+  REDIS_SENTINELS: list.pipe(z.array(hostPort)),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits and _ . - only')
+    .default('mymaster'),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
   REDIS_SERVER_BIN: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_RESTART_MS: intFrom(100, 3_600_000).default(30_000),
@@ -106,6 +117,8 @@ const RENAMED: Record<string, string> = {
 export type RedisTarget =
   | { kind: 'url'; url: string }
   | { kind: 'cluster'; nodes: { host: string; port: number }[] }
+  /** A master that Sentinels watch and fail over: `name` is its name in their configuration. */
+  | { kind: 'sentinel'; sentinels: { host: string; port: number }[]; name: string; password: string | undefined }
   | {
       kind: 'embedded';
       dataDir: string;
@@ -234,8 +247,11 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       'ADMIN_USERS is refused with NODE_ENV=production: whoever signs up a listed name first would be admin; grant admins with npm run admin -- grant NAME',
     );
   }
-  if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) {
-    throw new ConfigError('invalid environment: set REDIS_URL or REDIS_CLUSTER_NODES, not both');
+  if (
+    [e.REDIS_URL !== undefined, e.REDIS_CLUSTER_NODES.length > 0, e.REDIS_SENTINELS.length > 0].filter(Boolean).length >
+    1
+  ) {
+    throw new ConfigError('invalid environment: set one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS');
   }
   if (e.CHAT_HISTORY > e.CHAT_BACKLOG) {
     throw new ConfigError('invalid environment: CHAT_HISTORY must not exceed CHAT_BACKLOG');
@@ -252,19 +268,20 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   const redis: RedisTarget = e.REDIS_URL
     ? { kind: 'url', url: e.REDIS_URL }
     : e.REDIS_CLUSTER_NODES.length > 0
-      ? {
-          kind: 'cluster',
-          nodes: e.REDIS_CLUSTER_NODES.map((hp) => {
-            const i = hp.lastIndexOf(':');
-            return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
-          }),
-        }
-      : {
-          kind: 'embedded',
-          dataDir: path.resolve(e.DATA_DIR),
-          serverBin: e.REDIS_SERVER_BIN,
-          restartMs: e.EMBEDDED_RESTART_MS,
-        };
+      ? { kind: 'cluster', nodes: e.REDIS_CLUSTER_NODES.map(toHostPort) }
+      : e.REDIS_SENTINELS.length > 0
+        ? {
+            kind: 'sentinel',
+            sentinels: e.REDIS_SENTINELS.map(toHostPort),
+            name: e.REDIS_SENTINEL_NAME,
+            password: e.REDIS_SENTINEL_PASSWORD,
+          }
+        : {
+            kind: 'embedded',
+            dataDir: path.resolve(e.DATA_DIR),
+            serverBin: e.REDIS_SERVER_BIN,
+            restartMs: e.EMBEDDED_RESTART_MS,
+          };
   return {
     env: e.NODE_ENV,
     port: e.PORT,

@@ -9,11 +9,12 @@ import { defineScripts } from './scripts.js';
 
 export type RedisClient = Redis | Cluster;
 
-/** Where to connect: a URL (redis://, rediss://), a unix socket path, or cluster seed nodes. */
+/** Where to connect: a URL (redis://, rediss://), a unix socket path, cluster seed nodes, or a Sentinel-managed master. */
 export type RedisEndpoint =
   | { kind: 'url'; url: string }
   | { kind: 'socket'; path: string }
-  | { kind: 'cluster'; nodes: { host: string; port: number }[] };
+  | { kind: 'cluster'; nodes: { host: string; port: number }[] }
+  | { kind: 'sentinel'; sentinels: { host: string; port: number }[]; name: string; password: string | undefined };
 
 const backoff = (attempt: number) => Math.min(2000, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2);
 
@@ -33,6 +34,18 @@ export function createRedisClient(endpoint: RedisEndpoint, log: Logger, name = '
       break;
     case 'socket':
       client = new Redis({ path: endpoint.path, ...nodeOptions(name) });
+      break;
+    case 'sentinel':
+      // ioredis asks the Sentinels for the master, checks its role, and asks again after every reconnect; the
+      // failover detector also hears the Sentinels' +switch-master, so a failover is followed without waiting for
+      // the old master's connection to time out.
+      client = new Redis({
+        sentinels: endpoint.sentinels,
+        name: endpoint.name,
+        sentinelPassword: endpoint.password,
+        failoverDetector: true,
+        ...nodeOptions(name),
+      });
       break;
     case 'cluster':
       client = new Cluster(endpoint.nodes, {
@@ -82,6 +95,45 @@ function observe(client: RedisClient, log: Logger, name: string): void {
     if (lastError) log.info({ client: name }, 'redis connection restored');
     lastError = '';
   });
+}
+
+/**
+ * Asks a Sentinel-managed master's Sentinels for it before anything starts (other endpoints pass), so that a wrong
+ * master name or Sentinels out of reach stop the start with one line naming the setting, instead of a gateway that
+ * retries for ever. The first Sentinel that answers decides.
+ */
+export async function checkSentinels(endpoint: RedisEndpoint, timeoutMs = 5000): Promise<void> {
+  if (endpoint.kind !== 'sentinel') return;
+  const problems: string[] = [];
+  for (const { host, port } of endpoint.sentinels) {
+    const sentinel = new Redis({
+      host,
+      port,
+      password: endpoint.password,
+      connectionName: 'sentinel-check',
+      lazyConnect: true,
+      connectTimeout: timeoutMs,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
+    sentinel.on('error', () => undefined); // reported below
+    try {
+      await sentinel.connect();
+      const master = await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', endpoint.name);
+      if (master === null)
+        throw new Error(
+          `REDIS_SENTINEL_NAME: the Sentinels at ${host}:${port} watch no master named "${endpoint.name}"`,
+        );
+      return;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (message.startsWith('REDIS_SENTINEL_NAME')) throw err;
+      problems.push(`${host}:${port} (${message})`);
+    } finally {
+      sentinel.disconnect();
+    }
+  }
+  throw new Error(`REDIS_SENTINELS: no Sentinel answered: ${problems.join(', ')}`);
 }
 
 export function isReady(client: RedisClient): boolean {

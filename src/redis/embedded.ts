@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type RedisTarget } from '../config.js';
-import type { RedisEndpoint } from './clients.js';
+import { checkSentinels, type RedisEndpoint } from './clients.js';
 
 export interface EmbeddedRedis {
   socketPath: string;
@@ -102,7 +102,9 @@ async function canConnect(socketPath: string): Promise<boolean> {
  * embedded Redis of a gateway running on the same DATA_DIR.
  */
 export async function endpointOf(target: RedisTarget): Promise<RedisEndpoint> {
-  return target.kind === 'embedded' ? { kind: 'socket', path: await runningEmbeddedRedis(target.dataDir) } : target;
+  if (target.kind === 'embedded') return { kind: 'socket', path: await runningEmbeddedRedis(target.dataDir) };
+  await checkSentinels(target);
+  return target;
 }
 
 /** The socket of the embedded Redis a running gateway started in `dataDir`. */

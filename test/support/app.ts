@@ -65,7 +65,7 @@ export async function startTestApp(env: Record<string, string> = {}, log?: Logge
   const config = testConfig(env);
   log ??= createLogger(config.logLevel);
   const redis = createRedisClient(
-    config.redis as Extract<Config['redis'], { kind: 'url' | 'cluster' }>,
+    config.redis as Extract<Config['redis'], { kind: 'url' | 'cluster' | 'sentinel' }>,
     log,
     'test-app',
   );

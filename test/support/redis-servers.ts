@@ -3,7 +3,7 @@
  * `redis-cli --cluster create`. Nothing mocks Redis. Data lives in a temporary directory removed on stop.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,10 +43,24 @@ export interface RedisProcess {
   stop(): Promise<void>;
 }
 
-export async function startRedisProcess(dir: string, port: number, extra: string[] = []): Promise<RedisProcess> {
+/** A redis-server on `port`; `first` goes before the options (a configuration file, and `--sentinel` for a Sentinel). */
+export async function startRedisProcess(
+  dir: string,
+  port: number,
+  extra: string[] = [],
+  first: string[] = [],
+): Promise<RedisProcess> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra],
+    [
+      ...first,
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      ...(first.includes('--sentinel') ? [] : ['--dir', dir, '--save', '', '--appendonly', 'no']),
+      ...extra,
+    ],
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -135,6 +149,83 @@ export async function startCluster(): Promise<RunningRedis> {
     ports: servers.map((s) => s.port),
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SentinelGroup {
+  /** The REDIS_SENTINELS of the group (three Sentinels). */
+  sentinels: string;
+  name: string;
+  /** The servers: the first starts as master, the second as its replica. */
+  servers: RedisProcess[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A master, one replica and three Sentinels watching them (quorum 2), from the same redis-server binary, with a
+ * failover about a second after the master stops answering.
+ */
+export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGroup> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-test-sentinel-'));
+  const master = await startRedisProcess(dir, await freePort());
+  const replicaDir = path.join(dir, 'replica');
+  await run('mkdir', ['-p', replicaDir]);
+  const replica = await startRedisProcess(replicaDir, await freePort(), [
+    '--replicaof',
+    '127.0.0.1',
+    String(master.port),
+  ]);
+  const sentinels: RedisProcess[] = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const conf = path.join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,
+        `sentinel down-after-milliseconds ${name} 1000`,
+        `sentinel failover-timeout ${name} 5000`,
+        '',
+      ].join('\n'),
+    );
+    sentinels.push(await startRedisProcess(dir, port, [], [conf, '--sentinel']));
+  }
+  // Ready once the replica has synced and every Sentinel knows the replica and the other Sentinels.
+  const deadline = Date.now() + 30_000;
+  const probe = new Redis({ port: replica.port, host: '127.0.0.1' });
+  try {
+    while (!(await probe.info('replication')).includes('master_link_status:up')) {
+      if (Date.now() > deadline) throw new Error('the replica did not sync');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    probe.disconnect();
+  }
+  for (const s of sentinels) {
+    const c = new Redis({ port: s.port, host: '127.0.0.1' });
+    try {
+      for (;;) {
+        const others = (await c.call('SENTINEL', 'SENTINELS', name)) as unknown[];
+        const replicas = (await c.call('SENTINEL', 'REPLICAS', name)) as unknown[];
+        if (others.length === 2 && replicas.length === 1) break;
+        if (Date.now() > deadline) throw new Error('the Sentinels did not find each other and the replica');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      c.disconnect();
+    }
+  }
+  return {
+    sentinels: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
+    name,
+    servers: [master, replica],
+    async stop() {
+      await Promise.all([...sentinels, master, replica].map((s) => s.stop()));
       rmSync(dir, { recursive: true, force: true });
     },
   };

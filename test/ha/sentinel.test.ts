@@ -1,0 +1,91 @@
+/**
+ * A master that Sentinels watch: the gateway finds it through them and follows a failover without a restart; live
+ * subscriptions keep delivering, over the doorbell of the new master. Runs once (standalone project): it starts its
+ * own master, replica and three Sentinels.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
+import { spawnGateway } from '../support/gateway-process.js';
+import { startSentinelGroup, type SentinelGroup } from '../support/redis-servers.js';
+
+describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
+  let group: SentinelGroup;
+  let t: TestApp;
+  beforeAll(async () => {
+    group = await startSentinelGroup();
+    t = await startTestApp({
+      REDIS_URL: '',
+      REDIS_CLUSTER_NODES: '',
+      REDIS_SENTINELS: group.sentinels,
+      REDIS_SENTINEL_NAME: group.name,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await group.stop();
+  });
+
+  it('follows a failover: subscriptions deliver what is sent before and after, new writes succeed', async () => {
+    const [ann, bob] = [await t.signUp(), await t.signUp()];
+    const chatId = await createChat(t, ann.token, [bob.username], 'before');
+    const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await live.until((items) => items.length === 1);
+    const sentBefore = [await send(t, ann.token, chatId, 'b1'), await send(t, ann.token, chatId, 'b2')];
+    await live.until((items) => items.length === 3);
+
+    // Everything so far is on the replica before the master dies (with asynchronous copies, only then is it sure).
+    const [master] = group.servers;
+    const direct = new Redis({ port: master!.port, host: '127.0.0.1' });
+    expect(await direct.call('WAIT', 1, 5000)).toBe(1);
+    direct.disconnect();
+    await master!.stop(); // SIGKILL
+
+    // Sends fail while there is no master, then succeed on the promoted replica.
+    const killedAt = Date.now();
+    let after: number | undefined;
+    while (after === undefined) {
+      try {
+        after = await send(t, ann.token, chatId, 'after');
+      } catch {
+        if (Date.now() - killedAt > 30_000) throw new Error('no write succeeded within 30 s of the kill');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const items = await live.until((all) => all.some((m) => m.id === after), 20_000);
+    expect(items.map((m) => m.text)).toEqual(['before', 'b1', 'b2', 'after']);
+    expect(items.map((m) => m.id)).toEqual([1, ...sentBefore, after]);
+    expect(live.closed).toBeNull();
+    // The replica is the master now.
+    const promoted = new Redis({ port: group.servers[1]!.port, host: '127.0.0.1' });
+    expect(await promoted.info('replication')).toContain('role:master');
+    promoted.disconnect();
+  }, 60_000);
+
+  it.each([
+    [
+      'beside REDIS_URL',
+      () => ({ REDIS_SENTINELS: group.sentinels, REDIS_URL: 'redis://127.0.0.1:6379' }),
+      /^gateway: invalid environment: set one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS$/,
+    ],
+    [
+      'naming a master the Sentinels do not watch',
+      () => ({ REDIS_SENTINELS: group.sentinels, REDIS_SENTINEL_NAME: 'nosuchmaster' }),
+      /^gateway: REDIS_SENTINEL_NAME: the Sentinels at 127\.0\.0\.1:\d+ watch no master named "nosuchmaster"$/,
+    ],
+    [
+      'out of reach',
+      () => ({ REDIS_SENTINELS: '127.0.0.1:1,127.0.0.1:2' }),
+      /^gateway: REDIS_SENTINELS: no Sentinel answered: 127\.0\.0\.1:1 \(.+\), 127\.0\.0\.1:2 \(.+\)$/,
+    ],
+  ])('stop the start in one line when REDIS_SENTINELS is %s', async (_what, env, line) => {
+    const child = spawnGateway({ REDIS_URL: '', REDIS_CLUSTER_NODES: '', PORT: '0', ...env() });
+    let stderr = '';
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(line);
+  });
+});
