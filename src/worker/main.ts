@@ -1,6 +1,6 @@
 /**
- * `npm run worker`: one task worker process on the gateway's Redis (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS, or the
- * embedded Redis of a gateway running on the same DATA_DIR). Stops gracefully on SIGTERM/SIGINT: stops taking
+ * `npm run worker`: one task worker process on the gateway's Redis (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS,
+ * or the embedded Redis of a gateway running on the same DATA_DIR). Stops gracefully on SIGTERM/SIGINT: stops taking
  * tasks, lets running ones finish for SHUTDOWN_TIMEOUT_MS, returns the rest to their queues, exits 0.
  */
 import { loadConfig } from '../config.js';
