@@ -40,6 +40,8 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits and _ . - only')
     .default('mymaster'),
   REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  REDIS_WAIT_REPLICAS: intFrom(0, 16).default(0),
+  REDIS_WAIT_TIMEOUT_MS: intFrom(1, 60_000).default(100),
   REDIS_SERVER_BIN: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_RESTART_MS: intFrom(100, 3_600_000).default(30_000),
@@ -133,6 +135,11 @@ export interface Config {
   host: string;
   logLevel: string;
   redis: RedisTarget;
+  /**
+   * Writes whose loss would break a promise are acknowledged once `replicas` replicas have them (WAIT), or after
+   * `timeoutMs` with a warning (src/redis/replicas.ts); 0: at once (asynchronous replication).
+   */
+  replicaWait: { replicas: number; timeoutMs: number };
   keyPrefix: string;
   sessionTtlSeconds: number;
   /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
@@ -288,6 +295,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     redis,
+    replicaWait: { replicas: e.REDIS_WAIT_REPLICAS, timeoutMs: e.REDIS_WAIT_TIMEOUT_MS },
     keyPrefix: e.KEY_PREFIX,
     sessionTtlSeconds: e.SESSION_TTL,
     adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),

@@ -9,6 +9,7 @@ import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { keyspace } from '../redis/keys.js';
+import { replicaWait } from '../redis/replicas.js';
 import { userCommands } from '../redis/users/commands.js';
 import { AdminService } from '../services/users/admins.js';
 
@@ -23,7 +24,10 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');
   try {
-    const admins = new AdminService({ commands: userCommands(redis, keyspace(config.keyPrefix)), shortcut: new Set() });
+    const admins = new AdminService({
+      commands: userCommands(redis, keyspace(config.keyPrefix), replicaWait(redis, config.replicaWait, log)),
+      shortcut: new Set(),
+    });
     const username = name!;
     if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grantAdmin({ username })}\n`);
     else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revokeAdmin({ username })}\n`);

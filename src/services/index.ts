@@ -8,6 +8,7 @@ import { joinNamed } from '../compose.js';
 import type { Config } from '../config.js';
 import type { RedisClient } from '../redis/clients.js';
 import { keyspace } from '../redis/keys.js';
+import { replicaWait } from '../redis/replicas.js';
 import { createAccessLogs } from './access-logs/index.js';
 import { createAds } from './ads/index.js';
 import { createChat } from './chat/index.js';
@@ -40,7 +41,7 @@ export class Composer<S extends object, L extends object> {
 
   build() {
     const domains = this.domains;
-    joinNamed('service', [this.services, { loaders: 0, handlers: 0, jobs: 0, close: 0 }]);
+    joinNamed('service', [this.services, { loaders: 0, handlers: 0, jobs: 0, close: 0, replicated: 0 }]);
     // Loaders are made per operation: their names are checked once, here, on an anonymous viewer's set.
     const loaderSets = domains.map((d) => d.loaders?.(null) ?? {});
     joinNamed('loader', loaderSets);
@@ -58,6 +59,8 @@ export class Composer<S extends object, L extends object> {
       ...this.services,
       /** Per-operation DataLoaders for a viewer, each domain's made when the operation first uses one of them. */
       loaders: (viewer: string | null): L => new OperationLoaders(viewer) as unknown as L,
+      /** What writes that must survive a failover wait on, and how often it fell short (REDIS_WAIT_REPLICAS). */
+      replicated: this.base.replicated,
       /** What the worker runs. */
       handlers: domains.flatMap((d) => d.handlers ?? []),
       jobs: domains.flatMap((d) => d.jobs ?? []),
@@ -100,7 +103,8 @@ function lazyLoaders(domains: readonly Domain<unknown, unknown>[], loaderSets: o
 }
 
 export function createServices(redis: RedisClient, config: Config, log: Logger, now: () => number = Date.now) {
-  return new Composer({ redis, space: keyspace(config.keyPrefix), config, log, now }, {}, [])
+  const replicated = replicaWait(redis, config.replicaWait, log);
+  return new Composer({ redis, space: keyspace(config.keyPrefix), replicated, config, log, now }, {}, [])
     .add(createMailbox)
     .add(createOps)
     .add(createUsers)

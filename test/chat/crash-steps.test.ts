@@ -16,7 +16,7 @@ let commands: ChatCommands;
 beforeAll(async () => {
   t = await startTestApp({ CHAT_HISTORY: '5', CHAT_BACKLOG: '20' });
   keys = keysOf(t.config.keyPrefix);
-  commands = chatCommands(t.redis, keyspace(t.config.keyPrefix));
+  commands = chatCommands(t.redis, keyspace(t.config.keyPrefix), t.app.services.replicated);
 });
 
 describe('a crash between the steps of', () => {

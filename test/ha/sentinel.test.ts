@@ -1,12 +1,14 @@
 /**
- * A master that Sentinels watch: the gateway finds it through them and follows a failover without a restart; live
- * subscriptions keep delivering, over the doorbell of the new master. Runs once (standalone project): it starts its
- * own master, replica and three Sentinels.
+ * High availability. A master that Sentinels watch: the gateway finds it through them and follows a failover without
+ * a restart; live subscriptions keep delivering, over the doorbell of the new master. With REDIS_WAIT_REPLICAS, a
+ * write is acknowledged once a replica has it, so the master's death loses nothing acknowledged. The Sentinel tests
+ * run in the standalone project (they start their own master, replica and three Sentinels); the cluster project
+ * checks the waits reach each slot's master.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
+import { CHAT, MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { spawnGateway } from '../support/gateway-process.js';
 import { startSentinelGroup, type SentinelGroup } from '../support/redis-servers.js';
 
@@ -87,5 +89,86 @@ describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
     const lines = stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(line);
+  });
+});
+
+describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () => {
+  let group: SentinelGroup;
+  let t: TestApp;
+  beforeAll(async () => {
+    group = await startSentinelGroup();
+    t = await startTestApp({
+      REDIS_URL: '',
+      REDIS_CLUSTER_NODES: '',
+      REDIS_SENTINELS: group.sentinels,
+      REDIS_SENTINEL_NAME: group.name,
+      REDIS_WAIT_REPLICAS: '1',
+      REDIS_WAIT_TIMEOUT_MS: '5000',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await group.stop();
+  });
+
+  it('reports a write the replica did not confirm in time, and still acknowledges it', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, [], 'hi');
+    const replica = group.servers[1]!;
+    const before = t.app.services.replicated.short;
+    replica.child.kill('SIGSTOP'); // the replica stops copying
+    try {
+      expect(await send(t, ann.token, chatId, 'unconfirmed')).toBe(2);
+    } finally {
+      replica.child.kill('SIGCONT');
+    }
+    expect(t.app.services.replicated.short).toBe(before + 1);
+  });
+
+  it('acknowledges a message only once the replica has it: none is lost when the master dies right after', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, [], 'first');
+    // The replica stalls while the messages are sent: no send is acknowledged until it is back and has them; the
+    // master then dies the moment the last send is acknowledged. (On one machine a stalled replica still gets what
+    // the master wrote to its socket, so the kill alone cannot show a loss; the stall shows the wait.)
+    const [master, replica] = group.servers;
+    replica!.child.kill('SIGSTOP');
+    let acknowledged = 0;
+    const sending = Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const id = await send(t, ann.token, chatId, `m${i}`);
+        acknowledged++;
+        return id;
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(acknowledged).toBe(0);
+    replica!.child.kill('SIGCONT');
+    const ids = await sending;
+    await master!.stop(); // SIGKILL
+    const read = async () =>
+      (await t.gql<{ chat: { messages: { id: number }[] } }>(CHAT, { c: chatId, first: 50 }, ann.token)).data?.chat
+        ?.messages;
+    let stored: { id: number }[] | undefined;
+    const killedAt = Date.now();
+    while (!stored) {
+      stored = await read().catch(() => undefined);
+      if (!stored) {
+        if (Date.now() - killedAt > 30_000) throw new Error('no read succeeded within 30 s of the kill');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    expect(stored.map((m) => m.id)).toEqual([1, ...ids.sort((a, b) => a - b)]);
+  }, 60_000);
+});
+
+describe.runIf(inject('redis').kind === 'cluster')('REDIS_WAIT_REPLICAS on a cluster', () => {
+  it("waits on the master of each write's slot, and reports what no replica confirmed (this cluster has none)", async () => {
+    const t = await startTestApp({ REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '50' });
+    const ann = await t.signUp(); // its session is one such write
+    const chatId = await createChat(t, ann.token, [], 'hi');
+    const before = t.app.services.replicated.short;
+    expect(await send(t, ann.token, chatId, 'waited')).toBe(2);
+    expect(t.app.services.replicated.short).toBe(before + 1);
   });
 });

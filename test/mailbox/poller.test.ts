@@ -35,7 +35,7 @@ describe('mailbox poller', () => {
       ...space,
       key: (...parts) => (space.key(...parts) === bell ? `${bell}:nobody` : space.key(...parts)),
     };
-    await chatCommands(t.redis, silenced).sendMessage({
+    await chatCommands(t.redis, silenced, t.app.services.replicated).sendMessage({
       chatId,
       sender: ann.username,
       text: 'silent',

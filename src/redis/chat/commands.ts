@@ -8,6 +8,7 @@ import type { RedisClient } from '../clients.js';
 import { coordinationKeys } from '../coordination/keys.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
+import type { ReplicaWait } from '../replicas.js';
 import { startingWith } from '../replies.js';
 import { script } from '../scripts.js';
 import { STATUS, refused, type Refused } from '../status.js';
@@ -96,7 +97,11 @@ function storedNotification(json: string): StoredNotification {
   return { id: raw.id, kind: raw.kind, text: raw.text, data: raw.data ?? null, createdAt: new Date(raw.createdAt) };
 }
 
-export function chatCommands(redis: RedisClient, space: Keyspace) {
+/**
+ * `replicated`: what the writes whose loss would break a promise (a message, a read position, a scheduled message)
+ * wait on before they are acknowledged (src/redis/replicas.ts).
+ */
+export function chatCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait) {
   const k = chatKeys(space);
   const s = k.scheduled();
   const queue = coordinationKeys(space).queue(s.queueName);
@@ -147,6 +152,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
       const [id, sentAt, members, ...gaps] = reply as [number, number, string, ...(string | number)[]];
       if (id === STATUS.SENT_BEFORE) return { sentBefore: sentAt };
       if (id < 0) return refused(id);
+      await replicated(c.messages);
       const claimed: Sent['gaps'] = [];
       for (let i = 0; i + 2 < gaps.length; i += 3)
         claimed.push({ user: String(gaps[i]), from: Number(gaps[i + 1]), to: Number(gaps[i + 2]) });
@@ -209,7 +215,9 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
         [c.meta, c.seq, c.members, c.messages],
         [a.member, a.upTo, a.history],
       );
-      return position < 0 ? refused(position) : position;
+      if (position < 0) return refused(position);
+      await replicated(c.members);
+      return position;
     },
 
     /**
@@ -219,6 +227,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
     async moveReadPositions(a: { chatId: string; positions: ReadonlyMap<string, number> }): Promise<void> {
       const args = [...a.positions].flatMap(([member, upTo]) => [upTo, member]);
       await redis.zadd(k.chat(a.chatId).members, 'XX', 'GT', ...args);
+      await replicated(k.chat(a.chatId).members);
     },
 
     /**
@@ -366,6 +375,7 @@ export function chatCommands(redis: RedisClient, space: Keyspace) {
         [s.record(a.id), s.pending(a.sender, a.chatId), queue.ready, queue.delayed],
         [a.id, a.chatId, a.sender, a.text, a.sendAt, a.task, a.pendingMax, queue.bell],
       );
+      if (reply === 1) await replicated(s.record(a.id));
       return reply === 1;
     },
 

@@ -4,6 +4,7 @@
  */
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
+import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { startingWith } from '../replies.js';
 import { STATUS } from '../status.js';
@@ -15,7 +16,8 @@ const signOutScript = script<[number, number]>('signOut');
 
 export type UserCommands = ReturnType<typeof userCommands>;
 
-export function userCommands(redis: RedisClient, space: Keyspace) {
+/** `replicated`: what a session's creation waits on before it is acknowledged (src/redis/replicas.ts). */
+export function userCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait) {
   const k = userKeys(space);
   const revocations = k.sessionRevocations();
   return {
@@ -70,6 +72,7 @@ export function userCommands(redis: RedisClient, space: Keyspace) {
     /** Stores a session of `username` under the token's hash, expiring after `ttlSeconds` idle. */
     async createSession(a: { tokenHash: string; username: string; ttlSeconds: number }): Promise<void> {
       await redis.set(k.session(a.tokenHash), a.username, 'EX', a.ttlSeconds);
+      await replicated(k.session(a.tokenHash));
     },
 
     /** The username of a session (null: none), pushing its idle expiry back to `ttlSeconds`. */

@@ -23,7 +23,7 @@ export interface ChatLoaders {
 }
 
 export function createChat(
-  { redis, space, config, log }: Base,
+  { redis, space, replicated, config, log }: Base,
   { poller, users, queues }: { poller: MailboxPoller; users: UserService; queues: QueueService },
 ): Domain<
   {
@@ -35,7 +35,7 @@ export function createChat(
   },
   ChatLoaders
 > {
-  const commands = chatCommands(redis, space);
+  const commands = chatCommands(redis, space, replicated);
   const contacts = new ContactService({ commands });
   const notifications = new NotificationService({ commands });
   const chats = new ChatService({ commands, limits: config.chats, users, contacts, notifications, log });

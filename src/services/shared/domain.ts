@@ -7,10 +7,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { RedisClient } from '../../redis/clients.js';
 import type { Keyspace } from '../../redis/keys.js';
+import type { ReplicaWait } from '../../redis/replicas.js';
 
 export interface Base {
   redis: RedisClient;
   space: Keyspace;
+  /** What the commands of writes that must survive a failover wait on (REDIS_WAIT_REPLICAS). */
+  replicated: ReplicaWait;
   config: Config;
   log: Logger;
   /** The clock of telemetry (tests move it). */

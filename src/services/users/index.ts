@@ -14,10 +14,10 @@ export interface UserLoaders {
 }
 
 export function createUsers(
-  { redis, space, config, log }: Base,
+  { redis, space, replicated, config, log }: Base,
   { poller, limits }: { poller: MailboxPoller; limits: RateLimits },
 ): Domain<{ sessions: SessionService; users: UserService; admins: AdminService }, UserLoaders> {
-  const commands = userCommands(redis, space);
+  const commands = userCommands(redis, space, replicated);
   const sessions = new SessionService({
     commands,
     poller,
