@@ -12,17 +12,21 @@ import { CHAT, MESSAGE_ADDED, createChat, record, send } from '../support/chats.
 import { spawnGateway } from '../support/gateway-process.js';
 import { startSentinelGroup, type SentinelGroup } from '../support/redis-servers.js';
 
+/** The environment of an app on `group`'s master, found through its Sentinels. */
+const sentinelEnv = (group: SentinelGroup, env: Record<string, string> = {}) => ({
+  REDIS_URL: '',
+  REDIS_CLUSTER_NODES: '',
+  REDIS_SENTINELS: group.sentinels,
+  REDIS_SENTINEL_NAME: group.name,
+  ...env,
+});
+
 describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
   let group: SentinelGroup;
   let t: TestApp;
   beforeAll(async () => {
     group = await startSentinelGroup();
-    t = await startTestApp({
-      REDIS_URL: '',
-      REDIS_CLUSTER_NODES: '',
-      REDIS_SENTINELS: group.sentinels,
-      REDIS_SENTINEL_NAME: group.name,
-    });
+    t = await startTestApp(sentinelEnv(group));
   }, 60_000);
   afterAll(async () => {
     await t.close();
@@ -97,14 +101,7 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
   let t: TestApp;
   beforeAll(async () => {
     group = await startSentinelGroup();
-    t = await startTestApp({
-      REDIS_URL: '',
-      REDIS_CLUSTER_NODES: '',
-      REDIS_SENTINELS: group.sentinels,
-      REDIS_SENTINEL_NAME: group.name,
-      REDIS_WAIT_REPLICAS: '1',
-      REDIS_WAIT_TIMEOUT_MS: '5000',
-    });
+    t = await startTestApp(sentinelEnv(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '5000' }));
   }, 60_000);
   afterAll(async () => {
     await t.close();
