@@ -4,6 +4,7 @@
  * on it before (REDIS_WAIT_REPLICAS, REDIS_WAIT_TIMEOUT_MS). Asynchronous replication otherwise loses what a dying
  * master acknowledged and had not copied yet. A WAIT that returns fewer copies than asked is reported (a warn line,
  * and the count `short`), not turned into an error: the write happened, and a client told otherwise would retry it.
+ * Locks are the exception (src/redis/coordination/commands.ts): a lease no replica confirmed is given back.
  */
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
@@ -11,8 +12,11 @@ import type { Logger } from 'pino';
 import type { RedisClient } from './clients.js';
 
 export interface ReplicaWait {
-  /** Resolves once `replicas` replicas have every write made so far on the connection that wrote `key`. */
-  (key: string): Promise<void>;
+  /**
+   * Resolves once `replicas` replicas have every write made so far on the connection that wrote `key`, or the
+   * timeout passed: whether they confirmed it in time (always true with `replicas` 0).
+   */
+  (key: string): Promise<boolean>;
   /** WAITs that timed out with fewer copies than asked, since the process started. */
   readonly short: number;
 }
@@ -23,16 +27,13 @@ export function replicaWait(
   log: Logger,
 ): ReplicaWait {
   let short = 0;
-  const wait = async (key: string): Promise<void> => {
-    if (replicas === 0) return;
+  const wait = async (key: string): Promise<boolean> => {
+    if (replicas === 0) return true;
     const copies = Number(await connectionOf(redis, key).call('WAIT', replicas, timeoutMs));
-    if (copies < replicas) {
-      short++;
-      log.warn(
-        { key, copies, replicas, timeoutMs },
-        'write acknowledged before enough replicas had it (WAIT timed out)',
-      );
-    }
+    if (copies >= replicas) return true;
+    short++;
+    log.warn({ key, copies, replicas, timeoutMs }, 'fewer replicas than asked confirmed a write in time (WAIT)');
+    return false;
   };
   return Object.defineProperty(wait, 'short', { get: () => short }) as ReplicaWait;
 }

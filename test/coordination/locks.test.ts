@@ -39,11 +39,11 @@ describe('locks', () => {
     const next = (await locks.acquire({ name, leaseMs: 5000, waitMs: 5000 }))!; // once the stale lease ended
     expect(next).not.toBeNull();
     expect(next.fence).toBeGreaterThan(stale.fence);
-    expect(await locks.extend({ lease: stale, leaseMs: 5000 })).toBe(false);
+    expect(await locks.extend({ lease: stale, leaseMs: 5000 })).toBe('ended');
     expect(await locks.release(stale)).toBe(false);
     // The stale holder changed nothing: the next one still holds the lock.
     expect(await locks.acquire({ name, leaseMs: 1000 })).toBeNull();
-    expect(await locks.extend({ lease: next, leaseMs: 5000 })).toBe(true);
+    expect(await locks.extend({ lease: next, leaseMs: 5000 })).toBe('extended');
     expect(await locks.release(next)).toBe(true);
   });
 

@@ -78,7 +78,7 @@ async function enqueueSilently(queue: string, delayMs: number): Promise<void> {
     key: (...parts) => (space.key(...parts) === bell ? `${bell}:nobody` : space.key(...parts)),
   };
   const task = t.app.services.queues.newTask({ name: 'timed', args: null });
-  await coordinationCommands(t.redis, silenced, log).enqueueTask({ queue, task, delayMs });
+  await coordinationCommands(t.redis, silenced, t.app.services.replicated, log).enqueueTask({ queue, task, delayMs });
 }
 
 describe('the promote loop', () => {

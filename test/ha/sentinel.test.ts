@@ -10,16 +10,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { spawnGateway } from '../support/gateway-process.js';
+import { afterOutage, sentinelEnv } from '../support/failover.js';
 import { startSentinelGroup, type SentinelGroup } from '../support/redis-servers.js';
-
-/** The environment of an app on `group`'s master, found through its Sentinels. */
-const sentinelEnv = (group: SentinelGroup, env: Record<string, string> = {}) => ({
-  REDIS_URL: '',
-  REDIS_CLUSTER_NODES: '',
-  REDIS_SENTINELS: group.sentinels,
-  REDIS_SENTINEL_NAME: group.name,
-  ...env,
-});
 
 describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
   let group: SentinelGroup;
@@ -49,16 +41,7 @@ describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
     await master!.stop(); // SIGKILL
 
     // Sends fail while there is no master, then succeed on the promoted replica.
-    const killedAt = Date.now();
-    let after: number | undefined;
-    while (after === undefined) {
-      try {
-        after = await send(t, ann.token, chatId, 'after');
-      } catch {
-        if (Date.now() - killedAt > 30_000) throw new Error('no write succeeded within 30 s of the kill');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    const after = await afterOutage(() => send(t, ann.token, chatId, 'after'));
     const items = await live.until((all) => all.some((m) => m.id === after), 20_000);
     expect(items.map((m) => m.text)).toEqual(['before', 'b1', 'b2', 'after']);
     expect(items.map((m) => m.id)).toEqual([1, ...sentBefore, after]);
@@ -143,18 +126,11 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
     replica!.child.kill('SIGCONT');
     const ids = await sending;
     await master!.stop(); // SIGKILL
-    const read = async () =>
-      (await t.gql<{ chat: { messages: { id: number }[] } }>(CHAT, { c: chatId, first: 50 }, ann.token)).data?.chat
-        ?.messages;
-    let stored: { id: number }[] | undefined;
-    const killedAt = Date.now();
-    while (!stored) {
-      stored = await read().catch(() => undefined);
-      if (!stored) {
-        if (Date.now() - killedAt > 30_000) throw new Error('no read succeeded within 30 s of the kill');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    const stored = await afterOutage(async () => {
+      const r = await t.gql<{ chat: { messages: { id: number }[] } }>(CHAT, { c: chatId, first: 50 }, ann.token);
+      if (!r.data?.chat) throw new Error(JSON.stringify(r.errors));
+      return r.data.chat.messages;
+    });
     expect(stored.map((m) => m.id)).toEqual([1, ...ids.sort((a, b) => a - b)]);
   }, 60_000);
 });

@@ -158,25 +158,26 @@ export interface SentinelGroup {
   /** The REDIS_SENTINELS of the group (three Sentinels). */
   sentinels: string;
   name: string;
-  /** The servers: the first starts as master, the second as its replica. */
+  /** The servers: the first starts as master, the others as its replicas. */
   servers: RedisProcess[];
   stop(): Promise<void>;
 }
 
 /**
- * A master, one replica and three Sentinels watching them (quorum 2), from the same redis-server binary, with a
+ * A master, `replicas` replicas and three Sentinels watching them (quorum 2), from the same redis-server binary, with a
  * failover about a second after the master stops answering.
  */
-export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGroup> {
+export async function startSentinelGroup({ name = 'mymaster', replicas = 1 } = {}): Promise<SentinelGroup> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-test-sentinel-'));
   const master = await startRedisProcess(dir, await freePort());
-  const replicaDir = path.join(dir, 'replica');
-  await run('mkdir', ['-p', replicaDir]);
-  const replica = await startRedisProcess(replicaDir, await freePort(), [
-    '--replicaof',
-    '127.0.0.1',
-    String(master.port),
-  ]);
+  const copies: RedisProcess[] = [];
+  for (let i = 0; i < replicas; i++) {
+    const replicaDir = path.join(dir, `replica-${i}`);
+    await run('mkdir', ['-p', replicaDir]);
+    copies.push(
+      await startRedisProcess(replicaDir, await freePort(), ['--replicaof', '127.0.0.1', String(master.port)]),
+    );
+  }
   const sentinels: RedisProcess[] = [];
   for (let i = 0; i < 3; i++) {
     const port = await freePort();
@@ -195,25 +196,27 @@ export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGro
     );
     sentinels.push(await startRedisProcess(dir, port, [], [conf, '--sentinel']));
   }
-  // Ready once the replica has synced and every Sentinel knows the replica and the other Sentinels.
+  // Ready once every replica has synced and every Sentinel knows the replicas and the other Sentinels.
   const deadline = Date.now() + 30_000;
-  const probe = new Redis({ port: replica.port, host: '127.0.0.1' });
-  try {
-    while (!(await probe.info('replication')).includes('master_link_status:up')) {
-      if (Date.now() > deadline) throw new Error('the replica did not sync');
-      await new Promise((r) => setTimeout(r, 100));
+  for (const replica of copies) {
+    const probe = new Redis({ port: replica.port, host: '127.0.0.1' });
+    try {
+      while (!(await probe.info('replication')).includes('master_link_status:up')) {
+        if (Date.now() > deadline) throw new Error('a replica did not sync');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      probe.disconnect();
     }
-  } finally {
-    probe.disconnect();
   }
   for (const s of sentinels) {
     const c = new Redis({ port: s.port, host: '127.0.0.1' });
     try {
       for (;;) {
         const others = (await c.call('SENTINEL', 'SENTINELS', name)) as unknown[];
-        const replicas = (await c.call('SENTINEL', 'REPLICAS', name)) as unknown[];
-        if (others.length === 2 && replicas.length === 1) break;
-        if (Date.now() > deadline) throw new Error('the Sentinels did not find each other and the replica');
+        const known = (await c.call('SENTINEL', 'REPLICAS', name)) as unknown[];
+        if (others.length === 2 && known.length === replicas) break;
+        if (Date.now() > deadline) throw new Error('the Sentinels did not find each other and the replicas');
         await new Promise((r) => setTimeout(r, 100));
       }
     } finally {
@@ -223,9 +226,9 @@ export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGro
   return {
     sentinels: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
     name,
-    servers: [master, replica],
+    servers: [master, ...copies],
     async stop() {
-      await Promise.all([...sentinels, master, replica].map((s) => s.stop()));
+      await Promise.all([...sentinels, master, ...copies].map((s) => s.stop()));
       rmSync(dir, { recursive: true, force: true });
     },
   };

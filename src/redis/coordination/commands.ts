@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
+import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
 import { coordinationKeys } from './keys.js';
@@ -34,7 +35,13 @@ export interface BlockingTakes {
   close(): Promise<void>;
 }
 
-export function coordinationCommands(redis: RedisClient, space: Keyspace, log: Logger) {
+/**
+ * `replicated` (src/redis/replicas.ts): a lock's lease is taken, handed over or extended only once the replicas
+ * asked for have it, so that a failover never shows a lock free that someone holds. A take or hand-over they do not
+ * confirm in time is given back (the taker tries again); an extension, reported `unconfirmed`, is sure only until
+ * the lease's previous end.
+ */
+export function coordinationCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait, log: Logger) {
   const k = coordinationKeys(space);
   return {
     /** What waiters of lock `name` watch: its owner key, and the doorbell its releases ring. */
@@ -43,26 +50,52 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, log: L
       return { key: lock.owner, channel: lock.bell };
     },
 
-    /** Takes lock `name` with `token` for `leaseMs`: its fencing token, or the ms left on the holder's lease. */
+    /**
+     * Takes lock `name` with `token` for `leaseMs`: its fencing token, the ms left on the holder's lease, or
+     * `unconfirmed` when the replicas did not confirm the take in time (it was given back).
+     */
     async acquireLock(a: {
       name: string;
       token: string;
       leaseMs: number;
-    }): Promise<{ fence: number } | { heldForMs: number }> {
+    }): Promise<{ fence: number } | { heldForMs: number } | 'unconfirmed'> {
       const lock = k.lock(a.name);
       const [fence, heldForMs] = await acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
-      return fence > 0 ? { fence } : { heldForMs: heldForMs! };
+      if (fence === 0) return { heldForMs: heldForMs! };
+      if (await replicated(lock.owner)) return { fence };
+      await releaseLockScript(redis, [lock.owner], [a.token, lock.bell]);
+      return 'unconfirmed';
     },
 
-    /** Gives the holder `token` of lock `name` `leaseMs` from now; false when its lease had ended. */
-    async extendLock(a: { name: string; token: string; leaseMs: number }): Promise<boolean> {
-      return (await extendLockScript(redis, [k.lock(a.name).owner], [a.token, a.leaseMs])) === 1;
+    /**
+     * Gives the holder `token` of lock `name` `leaseMs` from now: `extended`, `ended` when its lease had ended, or
+     * `unconfirmed` when the replicas did not confirm it in time (the lease is sure only until its previous end).
+     */
+    async extendLock(a: {
+      name: string;
+      token: string;
+      leaseMs: number;
+    }): Promise<'extended' | 'ended' | 'unconfirmed'> {
+      const { owner } = k.lock(a.name);
+      if ((await extendLockScript(redis, [owner], [a.token, a.leaseMs])) === 0) return 'ended';
+      return (await replicated(owner)) ? 'extended' : 'unconfirmed';
     },
 
-    /** Passes lock `name` from `token` to `waiterToken` with a new lease: the waiter's fencing token, 0 when ended. */
-    handOffLock(a: { name: string; token: string; waiterToken: string; leaseMs: number }): Promise<number> {
+    /**
+     * Passes lock `name` from `token` to `waiterToken` with a new lease: the waiter's fencing token, 0 when the
+     * holder's lease had ended, or `unconfirmed` when the replicas did not confirm it in time (it was given back).
+     */
+    async handOffLock(a: {
+      name: string;
+      token: string;
+      waiterToken: string;
+      leaseMs: number;
+    }): Promise<number | 'unconfirmed'> {
       const lock = k.lock(a.name);
-      return handOffLockScript(redis, [lock.owner, lock.fence], [a.token, a.waiterToken, a.leaseMs]);
+      const fence = await handOffLockScript(redis, [lock.owner, lock.fence], [a.token, a.waiterToken, a.leaseMs]);
+      if (fence === 0 || (await replicated(lock.owner))) return fence;
+      await releaseLockScript(redis, [lock.owner], [a.waiterToken, lock.bell]);
+      return 'unconfirmed';
     },
 
     /** Frees lock `name` held with `token` and rings its doorbell; false when the lease had ended. */

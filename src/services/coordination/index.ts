@@ -7,10 +7,10 @@ import { QueueService } from './queues.js';
 import { SemaphoreService } from './semaphores.js';
 
 export function createCoordination(
-  { redis, space, config, log }: Base,
+  { redis, space, replicated, config, log }: Base,
   { poller }: { poller: MailboxPoller },
 ): Domain<{ locks: LockService; semaphores: SemaphoreService; queues: QueueService }> {
-  const commands = coordinationCommands(redis, space, log);
+  const commands = coordinationCommands(redis, space, replicated, log);
   return {
     services: {
       locks: new LockService({ commands, poller, log }),

@@ -92,9 +92,10 @@ export class LockService {
     for (;;) {
       const rings = this.waiting.get(name)?.rings;
       const result = await this.commands.acquireLock({ name, token, leaseMs });
-      if ('fence' in result) return { name, token, fence: result.fence };
+      if (typeof result === 'object' && 'fence' in result) return { name, token, fence: result.fence };
       const left = deadline - performance.now();
       if (left <= 0) return null;
+      if (result === 'unconfirmed') continue; // given back; the attempt took the replicas' whole timeout
       const ms = Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS);
       const handed = await this.waitForRelease({ name, rings, ms, token, leaseMs });
       if (handed) return handed;
@@ -110,7 +111,7 @@ export class LockService {
     const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
     if (entry && waiter) {
       entry.handoffs++;
-      let fence = 0;
+      let fence: number | 'unconfirmed' = 0;
       try {
         fence = await this.commands.handOffLock({
           name: lease.name,
@@ -119,16 +120,21 @@ export class LockService {
           leaseMs: waiter.leaseMs,
         });
       } finally {
-        waiter.wake(fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined);
+        waiter.wake(
+          typeof fence === 'number' && fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined,
+        );
       }
-      return fence > 0;
+      return fence !== 0; // given back when unconfirmed: the waiter tries again
     }
     if (entry) entry.handoffs = 0;
     return this.commands.releaseLock({ name: lease.name, token: lease.token });
   }
 
-  /** Gives the lease `leaseMs` from now; false when it had already ended. */
-  async extend({ lease, leaseMs }: { lease: Lease; leaseMs: number }): Promise<boolean> {
+  /**
+   * Gives the lease `leaseMs` from now: `extended`; `ended` when it had already ended; `unconfirmed` when the
+   * replicas of REDIS_WAIT_REPLICAS did not confirm it in time (then it is sure only until its previous end).
+   */
+  extend({ lease, leaseMs }: { lease: Lease; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'> {
     checkMs('leaseMs', leaseMs, 1);
     return this.commands.extendLock({ name: lease.name, token: lease.token, leaseMs });
   }
@@ -144,11 +150,19 @@ export class LockService {
     const controller = new AbortController();
     const lost = (why: string) => controller.abort(new LeaseLostError(`lost the lease of lock "${name}": ${why}`));
     let expiresAt = performance.now() + options.leaseMs;
+    let unconfirmed = false; // the last extension reached Redis but not enough replicas
     const keepAlive = setInterval(() => {
-      if (performance.now() >= expiresAt) return lost('it ran out while Redis could not be reached');
+      if (performance.now() >= expiresAt)
+        return lost(
+          `it ran out while ${unconfirmed ? 'no replica confirmed its extensions' : 'Redis was out of reach'}`,
+        );
       const sentAt = performance.now();
       this.extend({ lease, leaseMs: options.leaseMs }).then(
-        (held) => (held ? (expiresAt = sentAt + options.leaseMs) : lost('it had expired')),
+        (result) => {
+          unconfirmed = result === 'unconfirmed';
+          if (result === 'extended') expiresAt = sentAt + options.leaseMs;
+          else if (result === 'ended') lost('it had expired');
+        },
         (err: unknown) => this.log.warn({ lock: name, err }, 'lock lease extension failed; retrying'),
       );
     }, options.leaseMs / 3);
