@@ -27,8 +27,25 @@ export interface Domain<S, L = object> {
   /** What the worker runs for this domain. */
   handlers?: TaskHandler[];
   jobs?: PeriodicJob[];
+  /** What the domain reports to `GET /metrics`, read at each scrape. */
+  metrics?: DomainMetric[];
   /** Stops what the domain runs (timers, pollers); domains stop in the reverse of their creation. */
   close?: () => Promise<void>;
+}
+
+/** A figure of a domain for `GET /metrics` (Prometheus): its values are read when the metrics are scraped. */
+export interface DomainMetric {
+  /** The Prometheus name, without the product's prefix: `[a-z_]+`, counters ending in `_total`. */
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  /** Its values now, one per label set; label values come from a bounded set (never straight from a client). */
+  collect(): MetricValue[] | Promise<MetricValue[]>;
+}
+
+export interface MetricValue {
+  labels?: Record<string, string>;
+  value: number;
 }
 
 export interface TaskContext {
