@@ -1,8 +1,9 @@
 /**
  * Documents and search on the SpamAssassin corpus (`npm run bench:search`): indexing, queries of every kind at 1
  * and 50 in flight through the service and through GraphQL, beside the book's SINTERSTORE + SORT on one key space
- * and MiniSearch in process, on the same documents in the same run; then page 1 against page 100, and Redis
- * memory under a flood of distinct queries. How it measures: docs/benchmarks.md.
+ * and MiniSearch in process, on the same documents in the same run; then page 1 against page 100, Redis
+ * memory under a flood of distinct queries, and the Redis work of one cold query asked by many users against that
+ * of as many different queries. How it measures: docs/benchmarks.md.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -38,6 +39,8 @@ const WIDE = positiveInt('BENCH_CONCURRENCY', 50);
 const INDEX_CONCURRENCY = positiveInt('BENCH_INDEX_CONCURRENCY', 16);
 const DISTINCT = positiveInt('BENCH_DISTINCT_QUERIES', 100_000);
 const PAGE_DOCS = positiveInt('BENCH_PAGE_DOCS', 10_000);
+const SHARED_USERS = positiveInt('BENCH_SHARED_USERS', 200);
+const SHARED_SAMPLES = positiveInt('BENCH_SHARED_SAMPLES', 5);
 const PREFIX = 'bench-search:';
 const BOOK = 'bench-book:';
 const MiB = 1024 * 1024;
@@ -158,14 +161,29 @@ async function usedMemory(redis: Redis): Promise<number> {
   return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]);
 }
 
-async function countKeys(redis: Redis, pattern: string): Promise<number> {
-  let n = 0;
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
   for (let cursor = '0'; ;) {
     const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    n += batch.length;
+    keys.push(...batch);
     cursor = next;
-    if (cursor === '0') return n;
+    if (cursor === '0') return keys;
   }
+}
+
+/** Deletes every shard's shared matches, so that the next searches compute theirs (docs/search.md). */
+async function forgetMatches(redis: Redis): Promise<void> {
+  const keys = await scanKeys(redis, `${PREFIX}docs:*:result:q:*`);
+  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+}
+
+/** What the Redis server has done so far: its CPU seconds (user + system) and the commands it ran (scripts' too). */
+async function redisWork(redis: Redis): Promise<{ cpu: number; commands: number }> {
+  const cpu = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)![1]);
+  const stats = await redis.info('commandstats');
+  const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  return { cpu: field('used_cpu_user') + field('used_cpu_sys'), commands };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -281,6 +299,7 @@ async function main(): Promise<number> {
     progress(`${kind}: ${queries.length} queries per target, e.g. "${queries[0]}"`);
     for (const [name, c, one] of targets) {
       await timed(queries.slice(0, 30), c, one); // warm-up
+      await forgetMatches(redis); // each target computes every query's matches (none shared with the last)
       const r = await timed(queries, c, one);
       results[`${kind} ${name}`] = r;
       rows.push({
@@ -376,8 +395,65 @@ async function main(): Promise<number> {
   );
   clearInterval(sampler);
   const floodRate = DISTINCT / ((performance.now() - floodStarted) / 1000);
-  const liveSets = await countKeys(redis, `${PREFIX}docs:*:result:*:meta`);
+  const liveSets = (await scanKeys(redis, `${PREFIX}docs:*:result:*:meta`)).length;
   const memoryAtEnd = await usedMemory(redis);
+
+  // 5. Shared matches: one cold query asked by SHARED_USERS users over two gateways, against as many different
+  // queries, by the Redis server's CPU and commands.
+  const port2 = await freePort();
+  progress(`starting a second gateway on ${port2}; signing up ${SHARED_USERS} users`);
+  spawnGateway('gateway-2', { ...envFor(), HOST, PORT: String(port2) });
+  const base2 = `http://${HOST}:${port2}`;
+  await waitFor('gateway-2 /readyz', () => httpOk(`${base2}/readyz`));
+  const readers: ((body: string) => Promise<string>)[] = [];
+  for (let i = 0; i < SHARED_USERS; i += 20)
+    readers.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(20, SHARED_USERS - i) }, async (_, j) => {
+          const via = (i + j) % 2 ? base2 : base;
+          return rawPoster(via, (await signUpBenchUser(via)).auth);
+        }),
+      )),
+    );
+  const relevanceQueries = sets.relevance;
+  const different = Array.from({ length: SHARED_USERS }, (_, i) => relevanceQueries[i % relevanceQueries.length]!);
+  let sharedFailures = 0;
+  /** Each reader asks its query once (WIDE in flight), all cold: the Redis work, and each answer's totalCount. */
+  const round = async (queries: string[]) => {
+    await forgetMatches(redis);
+    const before = await redisWork(redis);
+    const counts: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: WIDE }, async () => {
+        for (let i = next++; i < queries.length; i = next++) {
+          const body = JSON.stringify({ query: SEARCH, variables: { q: queries[i], sort: 'RELEVANCE' } });
+          try {
+            const reply = JSON.parse(await readers[i]!(body)) as { data: { searchDocuments: { totalCount: number } } };
+            counts[i] = reply.data.searchDocuments.totalCount;
+          } catch (err) {
+            sharedFailures++;
+            if (sharedFailures <= 3) progress(`  search failed: ${String(err)}`);
+          }
+        }
+      }),
+    );
+    const after = await redisWork(redis);
+    return { cpuMs: (after.cpu - before.cpu) * 1000, commands: after.commands - before.commands, counts };
+  };
+  progress(`shared matches: ${SHARED_USERS} different RELEVANCE queries, then ${SHARED_SAMPLES} queries asked by all`);
+  const apart = await round(different);
+  const together: { cpuMs: number; commands: number }[] = [];
+  let sharedWrong = 0;
+  for (let k = 0; k < SHARED_SAMPLES; k++) {
+    const i = Math.floor((k * different.length) / SHARED_SAMPLES);
+    const r = await round(different.map(() => different[i]!));
+    // every user gets the count a search of their own gave in the round of different queries
+    sharedWrong += r.counts.filter((c) => c !== apart.counts[i]).length;
+    together.push(r);
+  }
+  const sharedCpu = median(together.map((r) => r.cpuMs));
+  const sharedCommands = median(together.map((r) => r.commands));
 
   // Report.
   console.log(
@@ -409,6 +485,24 @@ async function main(): Promise<number> {
     `\nDistinct queries: ${fmt(DISTINCT)} ("a +b", sort UPDATED_DESC) from ${WIDE} users at ${fmt(floodRate)}/s, SEARCH_RESULT_TTL 300: ` +
       `Redis ${(memory0 / MiB).toFixed(1)} MiB before, peak ${(peak / MiB).toFixed(1)} MiB, ${(memoryAtEnd / MiB).toFixed(1)} MiB at the end with ${fmt(liveSets)} live result sets (bound: ${WIDE} users x SEARCH_RESULTS_PER_USER ${perUser} = ${fmt(WIDE * perUser)})`,
   );
+  console.log(
+    `\nShared matches: ${SHARED_USERS} users over two gateways, each asking once (RELEVANCE, first 10, ${WIDE} in flight, cold: no matches kept from before)`,
+  );
+  console.table([
+    {
+      asked: `${SHARED_USERS} different queries`,
+      'Redis CPU ms': ms(apart.cpuMs),
+      'Redis commands': fmt(apart.commands),
+    },
+    {
+      asked: `one query by all (median of ${SHARED_SAMPLES} queries)`,
+      'Redis CPU ms': ms(sharedCpu),
+      'Redis commands': fmt(sharedCommands),
+    },
+  ]);
+  console.log(`failed searches: ${sharedFailures}; answers that differ from the query's own search: ${sharedWrong}`);
+  const sharedRatio = sharedCpu / apart.cpuMs;
+
   console.log('\nAims:');
   const aim = (what: string, value: number, ok: boolean) =>
     console.log(`  ${what}: ${value.toFixed(2)}  ${ok ? 'met' : 'NOT met'}`);
@@ -419,6 +513,11 @@ async function main(): Promise<number> {
     `GraphQL searchDocuments queries/s / { me } requests/s at ${WIDE} in flight, median over kinds (aim >= 0.6)`,
     graphqlRatio,
     graphqlRatio >= 0.6,
+  );
+  aim(
+    `Redis CPU of one cold query by ${SHARED_USERS} users / of ${SHARED_USERS} different ones (aim < 0.25; no failed or wrong answer)`,
+    sharedRatio,
+    sharedRatio < 0.25 && sharedFailures === 0 && sharedWrong === 0,
   );
   await services.close();
   await closeRedisClient(client);

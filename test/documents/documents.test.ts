@@ -368,6 +368,57 @@ describe('result sets', () => {
   });
 });
 
+describe('shared matches', () => {
+  /** Of results `ids`, how many times each shard made its matches rather than finding them made. */
+  async function made(t: TestApp, ids: string[]): Promise<number> {
+    const metas = (await prefixMemory(t.redis, `${t.config.keyPrefix}docs:`)).keys.filter((k) =>
+      ids.some((id) => k.endsWith(`:result:${id}:meta`)),
+    );
+    expect(metas).toHaveLength(ids.length);
+    const descriptions = await Promise.all(
+      metas.map(async (k) => JSON.parse((await t.redis.get(k))!) as { made: boolean[] }),
+    );
+    return descriptions.reduce((n, d) => n + d.made.filter(Boolean).length, 0);
+  }
+
+  it("identical searches by many users over two processes make each shard's matches once, and agree", async () => {
+    const a = await startTestApp();
+    const b = await startTestApp({ KEY_PREFIX: a.config.keyPrefix });
+    const author = (await a.signUp()).token;
+    await Promise.all(Array.from({ length: 40 }, (_, i) => index(a, author, `s${i}`, `shared w${i % 3}`)));
+    const users = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).signUp()));
+    for (const sort of ['RELEVANCE', 'TITLE_ASC']) {
+      const results = await Promise.all(
+        users.map((u, i) => search(i % 2 ? a : b, u.token, 'shared w1', { sort, first: 5 })),
+      );
+      expect(new Set(results.map((r) => r.resultId)).size).toBe(20); // each user's own handle
+      expect(results.map((r) => r.totalCount)).toEqual(results.map(() => 13));
+      expect(new Set(results.map((r) => JSON.stringify(r.hits))).size).toBe(1);
+      expect(
+        await made(
+          a,
+          results.map((r) => r.resultId),
+        ),
+      ).toBe(a.config.search.shards);
+    }
+  });
+
+  it('a change makes the next search compute again: a vote moves a document up at once', async () => {
+    const t = await startTestApp();
+    const [alice, bob, carol] = [(await t.signUp()).token, (await t.signUp()).token, (await t.signUp()).token];
+    await Promise.all(['v1', 'v2', 'v3'].map((id) => index(t, alice, id, 'voted')));
+    const before = await search(t, bob, 'voted', { sort: 'VOTES_DESC' });
+    expect(before.documents.map((d) => d.id)).toEqual(['v1', 'v2', 'v3']);
+    await t.gql('mutation { voteDocument(id: "v3") { votes } }', {}, bob);
+    const after = await search(t, carol, 'voted', { sort: 'VOTES_DESC' });
+    expect(after.documents.map((d) => d.id)).toEqual(['v3', 'v1', 'v2']);
+    // the earlier result's pages do not move
+    const pinned = await search(t, bob, 'voted', { sort: 'VOTES_DESC', rid: before.resultId });
+    expect(pinned.resultId).toBe(before.resultId);
+    expect(pinned.documents.map((d) => d.id)).toEqual(['v1', 'v2', 'v3']);
+  });
+});
+
 describe('limits', () => {
   it('MAX_DOCUMENT_BYTES defaults to MAX_REQUEST_BYTES when that is smaller; set above it, the start is refused', () => {
     expect(loadConfig({}).search.documentBytes).toBe(256 * 1024);
@@ -409,6 +460,10 @@ describe('limits', () => {
     const kept = async (q: string, rid: string, as = alice) => (await search(t, as, q, { rid })).resultId === rid;
     const keys = (await prefixMemory(t.redis, `${t.config.keyPrefix}docs:`)).keys;
     for (const gone of [ids[1]!, ids[2]!]) expect(keys.filter((k) => k.includes(gone))).toEqual([]);
+    // the matches the evicted searches made are gone too: those of four queries are left, in every shard
+    const totals = keys.filter((k) => /:result:q:[^:]+:\d+:total$/.test(k));
+    expect(new Set(totals.map((k) => k.split(':result:q:')[1]!.split(':')[0])).size).toBe(4);
+    expect(totals).toHaveLength(4 * t.config.search.shards);
     for (const i of [0, 3, 4]) expect(await kept(`kept w${i}`, ids[i]!), `w${i}`).toBe(true);
     expect(await kept('kept', bobs.resultId, bob)).toBe(true);
     expect(await kept('kept w1', ids[1]!)).toBe(false); // searched again (which makes a new result)

@@ -15,7 +15,7 @@ const deleteDocumentScript = script<number>('deleteDocument');
 const voteDocumentScript = script<number>('voteDocument');
 const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
 const searchStatsScript = script<number[]>('searchStats');
-const searchDocumentsScript = script<[number, string[]]>('searchDocuments');
+const searchDocumentsScript = script<[number, string[], 0 | 1]>('searchDocuments');
 const readHitsScript = script<string[] | null>('readHits');
 const trackResultScript = script<string[]>('trackResult');
 
@@ -66,9 +66,24 @@ export interface ShardOrder {
 /** An entry of a shard's (or the merged) order: a document id and its stored score. */
 export type Entry = [id: string, score: number];
 
-/** What a search's result is, kept in its home shard: which query it answers, each shard's matches, its words. */
+/**
+ * Which matches of a shard a search shows: those of query `query` (a hash of all that decides their order) at the
+ * shard's `version`, shared by every search of the same query that found the shard in the same state.
+ */
+export interface Matches {
+  query: string;
+  version: string;
+}
+
+/**
+ * What a search's result is, kept in its home shard: which query it answers, each shard's matches (whether this
+ * search made them: only then does its eviction delete them) and how many, its words.
+ */
 export interface ResultDescription {
   fingerprint: string;
+  query: string;
+  versions: string[];
+  made: boolean[];
   counts: number[];
   terms: string[];
 }
@@ -171,7 +186,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
 
     /** `user` votes for document `id` (once); its votes. */
     async voteDocument({ shard: s, id, user }: { shard: Shard; id: string; user: string }): Promise<number | Refused> {
-      const votes = await voteDocumentScript(redis, [s.doc(id), s.voters(id), s.votes], [id, user]);
+      const votes = await voteDocumentScript(redis, [s.doc(id), s.voters(id), s.votes, s.version], [id, user]);
       return votes < 0 ? refused(votes) : votes;
     },
 
@@ -240,6 +255,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     async searchDocuments(a: {
       shard: Shard;
       resultId: string;
+      matches: Matches;
       order: ShardOrder;
       ttlSeconds: number;
       resultMax: number;
@@ -248,14 +264,16 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       bm25: { k1: number; b: number; avgLength: number };
       groups: readonly { words: readonly string[]; idf: number }[];
       exclude: readonly string[];
-    }): Promise<{ total: number; top: Entry[] }> {
+    }): Promise<{ total: number; top: Entry[]; made: boolean }> {
       const s = a.shard;
       const r = s.result(a.resultId);
+      const m = s.matches(a.matches.query, a.matches.version);
       const { weights, then } = a.order;
-      const [total, top] = await searchDocumentsScript(
+      const [total, top, made] = await searchDocumentsScript(
         redis,
         [
-          r.hits,
+          m.hits,
+          m.total,
           s.updated,
           s.votes,
           s.titleScores,
@@ -281,12 +299,18 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
         ],
       );
-      return { total, top: pairs(top) };
+      return { total, top: pairs(top), made: made === 1 };
+    },
+
+    /** The shard's change counter: searches that find it the same share their matches. */
+    async shardVersion({ shard }: { shard: Shard }): Promise<string> {
+      return (await redis.get(shard.version)) ?? '0';
     },
 
     /** The first `top` entries of a shard's result set, renewing its TTL; null when it expired. */
-    async readHits(a: { shard: Shard; resultId: string; ttlSeconds: number; top: number }): Promise<Entry[] | null> {
-      const hits = await readHitsScript(redis, [a.shard.result(a.resultId).hits], [a.ttlSeconds, a.top]);
+    async readHits(a: { shard: Shard; matches: Matches; ttlSeconds: number; top: number }): Promise<Entry[] | null> {
+      const m = a.shard.matches(a.matches.query, a.matches.version);
+      const hits = await readHitsScript(redis, [m.hits, m.total], [a.ttlSeconds, a.top]);
       return hits && pairs(hits);
     },
 
@@ -317,7 +341,11 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       merged?: { offset: number; count: number };
     }): Promise<{ description: ResultDescription | null; merged: Entry[] | null }> {
       const keys = a.home.result(a.resultId);
-      const parse = (stored: string | null) => (stored ? (JSON.parse(stored) as ResultDescription) : null);
+      // a description stored by a version without shared matches (no `made`) counts as expired: searched again
+      const parse = (stored: string | null) => {
+        const description = stored ? (JSON.parse(stored) as Partial<ResultDescription>) : null;
+        return description && Array.isArray(description.made) ? (description as ResultDescription) : null;
+      };
       if (!a.merged) return { description: parse(await redis.getex(keys.meta, 'EX', a.ttlSeconds)), merged: null };
       const { offset, count } = a.merged;
       const [[, description], [, exists], [, entries]] = (await redis
@@ -369,10 +397,12 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       );
     },
 
-    /** Deletes a result's keys in one shard (its description and merged copy too when it is the home shard). */
-    async deleteResult(a: { shard: Shard; resultId: string; home: boolean }): Promise<void> {
+    /** Deletes a result's keys in one shard: the matches it made there, and in its home shard its own keys. */
+    async deleteResult(a: { shard: Shard; resultId: string; home: boolean; made: Matches | null }): Promise<void> {
       const r = a.shard.result(a.resultId);
-      await (a.home ? redis.del(r.hits, r.meta, r.merged) : redis.del(r.hits));
+      const m = a.made && a.shard.matches(a.made.query, a.made.version);
+      const keys = [...(m ? [m.hits, m.total] : []), ...(a.home ? [r.meta, r.merged] : [])];
+      if (keys.length > 0) await redis.del(...keys);
     },
   };
 }

@@ -16,7 +16,10 @@ export function documentKeys({ key }: Keyspace) {
       return {
         /** hash: title, content, author, updated (ms), votes, ver (bumped by each change), words (space-separated) */
         doc: (id: string) => k('doc', id),
-        /** string: the shard's change counter; a document's `ver` is its value at the document's last change */
+        /**
+         * string: the shard's change counter, moved by every change and vote (searches share matches while it
+         * stays); a document's `ver` is its value at the document's last change
+         */
         version: k('version'),
         /** set: who voted for the document */
         voters: (id: string) => k('voters', id),
@@ -42,11 +45,20 @@ export function documentKeys({ key }: Keyspace) {
         statsScratch: k('stats', 'scratch'),
         /** string, on shard 0 only: the SEARCH_SHARDS the index was built with */
         shards: k('shards'),
-        /** A search's keys in this shard; the only keys of the index with a TTL. */
-        result: (resultId: string) => ({
+        /**
+         * A query's matches in this shard at one state of the index: every search of the same query (`query`, a
+         * hash of all that decides its order) that finds the shard at `version` shares them. Kept until unused for
+         * the result TTL, or until the search that made them is evicted.
+         */
+        matches: (query: string, version: string) => ({
           /** sorted set: the shard's matches, scored so that ascending (score, id) is the sort's order */
-          hits: k('result', resultId),
-          /** string, in the result's home shard: JSON of the query's fingerprint, counts per shard and words */
+          hits: k('result', 'q', query, version),
+          /** string: how many matched, past the most kept too; the mark that the matches exist (0 has no hits) */
+          total: k('result', 'q', query, version, 'total'),
+        }),
+        /** A search's own keys (a user's handle on the matches it shows); with the matches, the index's only TTLs. */
+        result: (resultId: string) => ({
+          /** string, in the result's home shard: JSON of its description (ResultDescription) */
           meta: k('result', resultId, 'meta'),
           /** list, in the home shard: "<score> <id>" of every shard's matches in order, made for deep pages */
           merged: k('result', resultId, 'merged'),

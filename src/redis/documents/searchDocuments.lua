@@ -1,20 +1,23 @@
 --[[
   searchDocuments: one shard's part of a search. Stores the documents having a word of every group and none of
   the excluded words in `hits`, scored so that ascending (score, id) is the sort's order, for `ttl` seconds;
-  keeps the first `resultMax`. The caller says what the sort means here (it names no sort): a match's score is the
+  keeps the first `resultMax`. When `total` exists, another search of the same query found the shard in the same
+  state and made them: they are renewed and read, not made again (Redis runs one script at a time, so of many
+  searches at once only the first makes them). The caller says what the sort means here (it names no sort): a match's score is the
   sum of its updated, votes and titleScores scores, each times its weight, those without a weight left out (none:
   every score 0, so the order is by id); then `rescore` may replace the scores by -BM25 (idf from every shard, given
   per group), or by positions in the order of the whole lower-cased titles (within runs that tie on titleScores) or
   of the ids, those orders descending when `descending`.
 
   KEYS[1] hits: sorted set, the shard's matches (the result), expiring after `ttl`
-  KEYS[2] updated: sorted set, id -> updated (ms)
-  KEYS[3] votes: sorted set, id -> votes
-  KEYS[4] titleScores: sorted set, id -> string_to_score of the lower-cased title
-  KEYS[5] titles: hash, id -> the lower-cased title
-  KEYS[6] lengths: hash, id -> the document's weighted length
-  KEYS[7] scratch: sorted set, orders titles that tie in titleScores, deleted before the script returns
-  KEYS[8..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
+  KEYS[2] total: string, how many matched (past `resultMax` too), expiring with `hits`; absent: not made yet
+  KEYS[3] updated: sorted set, id -> updated (ms)
+  KEYS[4] votes: sorted set, id -> votes
+  KEYS[5] titleScores: sorted set, id -> string_to_score of the lower-cased title
+  KEYS[6] titles: hash, id -> the lower-cased title
+  KEYS[7] lengths: hash, id -> the document's weighted length
+  KEYS[8] scratch: sorted set, orders titles that tie in titleScores, deleted before the script returns
+  KEYS[9..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
     before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
     then the postings of the excluded words (the rest)
   ARGV[1] ttl: the result's TTL, seconds
@@ -30,19 +33,29 @@
   ARGV[11] b: bm25: BM25's b
   ARGV[12] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
 
-  Returns {matches, {id, score, ...} of the first `top`}.
+  Returns {matches, {id, score, ...} of the first `top`, 1 when this search made them or 0 when it found them}.
 ]]
 --- @include lib/chunks
-local hits, updated, votes, titleScores, titles, lengths, scratch =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local hits, total, updated, votes, titleScores, titles, lengths, scratch =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+
+local function firstOf(count)
+  return top > 0 and count > 0 and redis.call('ZRANGE', hits, 0, top - 1, 'WITHSCORES') or {}
+end
+local known = tonumber(redis.call('GET', total))
+if known and (known == 0 or redis.call('EXPIRE', hits, ttl) == 1) then
+  redis.call('EXPIRE', total, ttl)
+  return { known, firstOf(known), 0 }
+end
+
 local weightUpdated, weightVotes, weightTitle = ARGV[4], ARGV[5], ARGV[6]
 local rescore, descending = ARGV[7], ARGV[8] == '1'
 local avgLength, k1, b = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local packed = cjson.decode(ARGV[12])
 local sizes, idf = packed.sizes, packed.idf
 local groups = #sizes
-local setsAt = 8 -- a scratch key per group, then the postings
+local setsAt = 9 -- a scratch key per group, then the postings
 local postingsAt = setsAt + groups
 
 -- each group as one sorted set: a word's postings, or the union (frequencies summed) of its words'
@@ -119,8 +132,8 @@ local function storeScores(entries)
     redis.call('ZADD', hits, unpack(entries, first, last))
   end)
 end
-local total = redis.call('ZCARD', hits)
-if total > 0 and rescore == 'bm25' then
+local matched = redis.call('ZCARD', hits)
+if matched > 0 and rescore == 'bm25' then
   local ids, entries = redis.call('ZRANGE', hits, 0, -1), {}
   inChunks(#ids, function(first, last)
     local slice = { unpack(ids, first, last) }
@@ -141,7 +154,7 @@ if total > 0 and rescore == 'bm25' then
     end
   end)
   storeScores(entries)
-elseif total > 0 and rescore == 'title' then
+elseif matched > 0 and rescore == 'title' then
   -- string_to_score orders by the first six bytes; runs that tie there are ordered by the whole title, then id
   local ranged, order = redis.call('ZRANGE', hits, 0, -1, 'WITHSCORES'), {}
   local i = 1
@@ -170,10 +183,10 @@ elseif total > 0 and rescore == 'title' then
     entries[#entries + 1] = id
   end
   storeScores(entries)
-elseif total > 0 and rescore == 'id' then
+elseif matched > 0 and rescore == 'id' then
   local entries = {}
   for position, id in ipairs(redis.call('ZRANGE', hits, 0, -1)) do
-    entries[#entries + 1] = descending and total - position + 1 or position
+    entries[#entries + 1] = descending and matched - position + 1 or position
     entries[#entries + 1] = id
   end
   storeScores(entries)
@@ -184,11 +197,11 @@ for g = 1, groups do
     redis.call('DEL', sets[g])
   end
 end
-if total == 0 then
-  return { 0, {} }
-end
-if total > resultMax then
+redis.call('SET', total, matched, 'EX', ttl)
+if matched > resultMax then
   redis.call('ZREMRANGEBYRANK', hits, resultMax, -1)
 end
-redis.call('EXPIRE', hits, ttl)
-return { total, top > 0 and redis.call('ZRANGE', hits, 0, top - 1, 'WITHSCORES') or {} }
+if matched > 0 then
+  redis.call('EXPIRE', hits, ttl)
+end
+return { matched, firstOf(matched), 1 }

@@ -4,12 +4,14 @@
  * that lives SEARCH_RESULT_TTL seconds after its last use; the gateway merges the shards' first entries. Pages
  * asked with a `resultId` come from those sets, so they do not move under concurrent writes. A deep page (ending
  * past DEEP_FROM) reads a merged copy of every shard's order, made once per result, so it costs what page 1
- * costs. RELEVANCE is BM25 with each group's document frequency summed over every shard.
+ * costs. RELEVANCE is BM25 with each group's document frequency summed over every shard. Searches of the same
+ * query that find a shard unchanged share its matches there, whoever asks, from any process: the shard makes them
+ * once (docs/search.md, "Shared matches").
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { DocumentCommands, Entry } from '../../redis/documents/commands.js';
+import type { DocumentCommands, Entry, Matches, ResultDescription } from '../../redis/documents/commands.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
@@ -133,10 +135,13 @@ export class SearchService {
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
   private async plan(query: ParsedQuery, page: Asked): Promise<Plan> {
-    const expanded = await this.expand([...query.groups.flat(), ...query.exclude]);
+    const [expanded, versions] = await Promise.all([
+      this.expand([...query.groups.flat(), ...query.exclude]),
+      Promise.all(this.shards.all.map((shard) => this.commands.shardVersion({ shard }))),
+    ]);
     const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
     const groups = query.groups.map(words);
-    const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
+    const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())], versions };
     const matchable = groups.every((g) => g.length > 0);
     const relevance = matchable && sortOf(page.sort).then === 'bm25';
     return { ...plan, matchable, ...(relevance ? await this.stats(groups) : NO_STATS) };
@@ -159,30 +164,45 @@ export class SearchService {
     const resultId = randomBytes(16).toString('base64url');
     const end = page.offset + page.first;
     const order = shardOrder(page.sort, weights);
+    const bm25 = { ...BM25, avgLength: plan.avgLength };
+    const groups = plan.groups.map((words, g) => ({ words, idf: plan.idf[g] ?? 0 }));
+    // everything that decides a shard's matches but the shard itself (its version says that)
+    const query = createHash('sha256')
+      .update(JSON.stringify([order, bm25, groups, plan.exclude, this.options.resultMax]))
+      .digest('base64url')
+      .slice(0, 22);
     const parts = plan.matchable
       ? await Promise.all(
-          this.shards.all.map((shard) =>
+          this.shards.all.map((shard, i) =>
             this.commands.searchDocuments({
               shard,
               resultId,
+              matches: { query, version: plan.versions[i]! },
               order,
               ttlSeconds: this.options.resultTtlSeconds,
               resultMax: this.options.resultMax,
               top: end <= DEEP_FROM ? end : 0,
-              bm25: { ...BM25, avgLength: plan.avgLength },
-              groups: plan.groups.map((words, g) => ({ words, idf: plan.idf[g] ?? 0 })),
+              bm25,
+              groups,
               exclude: plan.exclude,
             }),
           ),
         )
-      : this.shards.all.map(() => ({ total: 0, top: [] }));
-    const counts = parts.map((p) => p.total);
+      : this.shards.all.map(() => ({ total: 0, top: [], made: false }));
+    const description: ResultDescription = {
+      fingerprint,
+      query,
+      versions: plan.versions,
+      made: parts.map((p) => p.made),
+      counts: parts.map((p) => p.total),
+      terms: plan.terms,
+    };
     const saved = Promise.all([
       this.commands.saveResult({
         home: this.shards.of(resultId),
         resultId,
         ttlSeconds: this.options.resultTtlSeconds,
-        description: { fingerprint, counts, terms: plan.terms },
+        description,
       }),
       this.track({ user, resultId, touch: false }),
     ]);
@@ -192,9 +212,9 @@ export class SearchService {
             parts.map((p) => p.top),
             page,
           )
-        : ((await this.deepPage(resultId, counts, page)) ?? []);
+        : ((await this.deepPage(resultId, description, page)) ?? []);
     await saved;
-    return { resultId, totalCount: sum(counts), hits, terms: plan.terms };
+    return { resultId, totalCount: sum(description.counts), hits, terms: plan.terms };
   }
 
   /**
@@ -223,24 +243,23 @@ export class SearchService {
     });
     const meta = stored.description;
     if (meta?.fingerprint !== fingerprint) return null;
-    const { counts } = meta;
     const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
     void this.track({ user, resultId, touch: true }).catch(warn('track'));
     let hits: SearchHit[] | null;
     if (!deep) {
-      const lists = await this.readShards(resultId, counts, end);
+      const lists = await this.readShards(meta, end);
       hits = lists && (await this.shallowPage(lists, page));
     } else if (stored.merged) {
       // the shards' sets are renewed with the copy, for the pages to come
-      void this.readShards(resultId, counts, 0).catch(warn('renew'));
+      void this.readShards(meta, 0).catch(warn('renew'));
       hits = scored(page, stored.merged);
-    } else hits = await this.deepPage(resultId, counts, page);
-    return hits && { resultId, totalCount: sum(counts), hits, terms: meta.terms };
+    } else hits = await this.deepPage(resultId, meta, page);
+    return hits && { resultId, totalCount: sum(meta.counts), hits, terms: meta.terms };
   }
 
   /** A page past DEEP_FROM, making the merged copy of the shards' orders; null when the result expired. */
-  private async deepPage(resultId: string, counts: number[], page: Asked): Promise<SearchHit[] | null> {
-    const lists = await this.readShards(resultId, counts, this.options.resultMax);
+  private async deepPage(resultId: string, meta: ResultDescription, page: Asked): Promise<SearchHit[] | null> {
+    const lists = await this.readShards(meta, this.options.resultMax);
     if (!lists) return null;
     const merged = (await this.merge(page.sort, lists)).slice(0, this.options.resultMax);
     await this.commands.saveMerged({
@@ -254,7 +273,9 @@ export class SearchService {
 
   /**
    * Notes a user's new result (or use of one, `touch`) in their list of live results; deletes their least recently
-   * used past SEARCH_RESULTS_PER_USER, so that one user's live result sets stay few however fast they search.
+   * used past SEARCH_RESULTS_PER_USER, with the matches they made, so that one user's searches keep few sets alive
+   * however fast they search. (Another user's result showing those matches then finds them gone, and searches
+   * again, as when they expire.)
    */
   private async track({ user, resultId, touch }: { user: string; resultId: string; touch: boolean }): Promise<void> {
     const evicted = await this.commands.trackResult({
@@ -265,20 +286,33 @@ export class SearchService {
       touch,
     });
     await Promise.all(
-      evicted.flatMap((old) =>
-        this.shards.all.map((shard) =>
-          this.commands.deleteResult({ shard, resultId: old, home: shard === this.shards.of(old) }),
-        ),
-      ),
+      evicted.map(async (old) => {
+        const home = this.shards.of(old);
+        const { description } = await this.commands.readResult({
+          home,
+          resultId: old,
+          ttlSeconds: this.options.resultTtlSeconds,
+        });
+        await Promise.all(
+          this.shards.all.map((shard, i) =>
+            this.commands.deleteResult({
+              shard,
+              resultId: old,
+              home: shard === home,
+              made: description?.made[i] ? matchesOf(description, i) : null,
+            }),
+          ),
+        );
+      }),
     );
   }
 
   /** Every shard's first `top` entries of a result, renewing their TTL; null when one has expired. */
-  private async readShards(resultId: string, counts: number[], top: number): Promise<Entry[][] | null> {
+  private async readShards(meta: ResultDescription, top: number): Promise<Entry[][] | null> {
     const ttlSeconds = this.options.resultTtlSeconds;
     const lists = await Promise.all(
       this.shards.all.map(async (shard, i) =>
-        counts[i] ? this.commands.readHits({ shard, resultId, ttlSeconds, top }) : [],
+        meta.counts[i] ? this.commands.readHits({ shard, matches: matchesOf(meta, i), ttlSeconds, top }) : [],
       ),
     );
     return lists.some((l) => l === null) ? null : (lists as Entry[][]);
@@ -354,8 +388,12 @@ interface Asked {
 /** The relevance statistics of a search by another sort (unused). */
 const NO_STATS = { idf: [] as number[], avgLength: 1 };
 
-/** A new search's words and statistics; `matchable` is false when a prefix expanded to no word. */
+/**
+ * A new search's words, statistics and the version of each shard it found; `matchable` is false when a prefix
+ * expanded to no word.
+ */
 interface Plan {
+  versions: string[];
   groups: string[][];
   exclude: string[];
   terms: string[];
@@ -364,6 +402,10 @@ interface Plan {
   avgLength: number;
 }
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const matchesOf = (meta: ResultDescription, shard: number): Matches => ({
+  query: meta.query,
+  version: meta.versions[shard]!,
+});
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function rankWeights(w: RankWeights | null | undefined): RankWeights {
