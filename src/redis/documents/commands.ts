@@ -14,7 +14,7 @@ const indexDocumentScript = script<number | [number, number, number, 0 | 1]>('in
 const deleteDocumentScript = script<number>('deleteDocument');
 const voteDocumentScript = script<number>('voteDocument');
 const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
-const searchStatsScript = script<number[]>('searchStats');
+const searchStatsScript = script<(number | string)[]>('searchStats');
 const searchDocumentsScript = script<[number, string[], 0 | 1]>('searchDocuments');
 const readHitsScript = script<string[] | null>('readHits');
 const trackResultScript = script<string[]>('trackResult');
@@ -240,15 +240,20 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     async searchStats(a: {
       shard: Shard;
       groups: readonly (readonly string[])[];
-    }): Promise<{ documents: number; lengthSum: number; df: number[] }> {
+    }): Promise<{ documents: number; lengthSum: number; version: string; df: number[] }> {
       const s = a.shard;
       const words = a.groups.flat();
-      const [documents, lengthSum, ...df] = await searchStatsScript(
+      const [documents, lengthSum, version, ...df] = await searchStatsScript(
         redis,
-        [s.updated, s.lengthSum, s.df, s.statsScratch, ...words.map(s.word)],
+        [s.updated, s.lengthSum, s.df, s.version, s.statsScratch, ...words.map(s.word)],
         [JSON.stringify(a.groups)],
       );
-      return { documents: documents!, lengthSum: lengthSum!, df };
+      return {
+        documents: documents as number,
+        lengthSum: lengthSum as number,
+        version: String(version),
+        df: df as number[],
+      };
     },
 
     /** Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. */

@@ -135,16 +135,18 @@ export class SearchService {
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
   private async plan(query: ParsedQuery, page: Asked): Promise<Plan> {
+    // the shards' versions come with RELEVANCE's statistics, and are read beside the prefixes' expansion otherwise
+    const bm25 = sortOf(page.sort).then === 'bm25';
     const [expanded, versions] = await Promise.all([
       this.expand([...query.groups.flat(), ...query.exclude]),
-      Promise.all(this.shards.all.map((shard) => this.commands.shardVersion({ shard }))),
+      bm25 ? null : Promise.all(this.shards.all.map((shard) => this.commands.shardVersion({ shard }))),
     ]);
     const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
     const groups = query.groups.map(words);
-    const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())], versions };
+    const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
     const matchable = groups.every((g) => g.length > 0);
-    const relevance = matchable && sortOf(page.sort).then === 'bm25';
-    return { ...plan, matchable, ...(relevance ? await this.stats(groups) : NO_STATS) };
+    if (!bm25 || !matchable) return { ...plan, matchable, ...NO_STATS, versions: versions ?? [] };
+    return { ...plan, matchable, ...(await this.stats(groups)) };
   }
 
   /** Runs a planned query in every shard; the new result's page. */
@@ -363,8 +365,8 @@ export class SearchService {
     return (t) => (t.prefix ? found.get(t.word)! : [t.word]);
   }
 
-  /** BM25's idf per group and the average document length, over every shard. */
-  private async stats(groups: string[][]): Promise<{ idf: number[]; avgLength: number }> {
+  /** BM25's idf per group and the average document length, over every shard; and each shard's version. */
+  private async stats(groups: string[][]): Promise<{ idf: number[]; avgLength: number; versions: string[] }> {
     const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
     const documents = sum(parts.map((p) => p.documents));
     const lengthSum = sum(parts.map((p) => p.lengthSum));
@@ -374,6 +376,7 @@ export class SearchService {
         return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
       }),
       avgLength: documents > 0 ? lengthSum / documents : 1,
+      versions: parts.map((p) => p.version),
     };
   }
 }
