@@ -23,16 +23,16 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const redis = createRedisClient(await endpointOf(config.redis), log, 'admin-cli');
+  const space = keyspace(config.keyPrefix);
+  const replicated = replicaWait(redis, config.replicaWait, space, log);
   try {
-    const admins = new AdminService({
-      commands: userCommands(redis, keyspace(config.keyPrefix), replicaWait(redis, config.replicaWait, log)),
-      shortcut: new Set(),
-    });
+    const admins = new AdminService({ commands: userCommands(redis, space, replicated), shortcut: new Set() });
     const username = name!;
     if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grantAdmin({ username })}\n`);
     else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revokeAdmin({ username })}\n`);
     else process.stdout.write((await admins.list()).map((u) => `${u}\n`).join(''));
   } finally {
+    await replicated.close();
     await closeRedisClient(redis);
   }
 }

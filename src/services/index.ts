@@ -40,7 +40,7 @@ export class Composer<S extends object, L extends object> {
   }
 
   build() {
-    const domains = this.domains;
+    const { domains, base } = this;
     joinNamed('service', [
       this.services,
       { loaders: 0, handlers: 0, jobs: 0, domainMetrics: 0, close: 0, replicated: 0 },
@@ -72,6 +72,7 @@ export class Composer<S extends object, L extends object> {
       /** Stops every domain, the last created first (the caller owns `redis`). */
       async close(): Promise<void> {
         for (const d of [...domains].reverse()) await d.close?.();
+        await base.replicated.close();
       },
     };
   }
@@ -108,8 +109,9 @@ function lazyLoaders(domains: readonly Domain<unknown, unknown>[], loaderSets: o
 }
 
 export function createServices(redis: RedisClient, config: Config, log: Logger, now: () => number = Date.now) {
-  const replicated = replicaWait(redis, config.replicaWait, log);
-  return new Composer({ redis, space: keyspace(config.keyPrefix), replicated, config, log, now }, {}, [])
+  const space = keyspace(config.keyPrefix);
+  const replicated = replicaWait(redis, config.replicaWait, space, log);
+  return new Composer({ redis, space, replicated, config, log, now }, {}, [])
     .add(createMailbox)
     .add(createOps)
     .add(createUsers)

@@ -84,7 +84,10 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
   let t: TestApp;
   beforeAll(async () => {
     group = await startSentinelGroup();
-    t = await startTestApp(sentinelEnv(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '5000' }));
+    // no audit reads: a subscriber reads a chat only when its doorbell rings
+    t = await startTestApp(
+      sentinelEnv(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '5000', POLL_AUDIT_MS: '3600000' }),
+    );
   }, 60_000);
   afterAll(async () => {
     await t.close();
@@ -103,6 +106,31 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
       replica.child.kill('SIGCONT');
     }
     expect(t.app.services.replicated.short).toBe(before + 1);
+  });
+
+  it("holds up nothing else while it waits, and rings a message's doorbell only once the replica has it", async () => {
+    const [ann, bob] = [await t.signUp(), await t.signUp()];
+    const chatId = await createChat(t, ann.token, [bob.username], 'hi');
+    const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
+    await live.until((items) => items.length === 1);
+    const replica = group.servers[1]!;
+    replica.child.kill('SIGSTOP');
+    let acknowledged = false;
+    let sent: Promise<number>;
+    try {
+      sent = send(t, ann.token, chatId, 'waiting').then((id) => ((acknowledged = true), id));
+      // the send waits; a read of the same process (a chat's messages, from Redis) does not wait behind it
+      await new Promise((r) => setTimeout(r, 300));
+      const read = await t.gql<{ chat: { messages: { text: string }[] } }>(CHAT, { c: chatId }, bob.token);
+      expect(read.data?.chat.messages.map((m) => m.text)).toEqual(['hi', 'waiting']);
+      expect(acknowledged).toBe(false);
+      // and the subscriber has not been told of it: its doorbell rings after the replica has it
+      expect(live.items).toHaveLength(1);
+    } finally {
+      replica.child.kill('SIGCONT');
+    }
+    expect(await sent).toBe(2);
+    await live.until((items) => items.length === 2);
   });
 
   it('acknowledges a message only once the replica has it: none is lost when the master dies right after', async () => {

@@ -102,6 +102,9 @@ function storedNotification(json: string): StoredNotification {
  * wait on before they are acknowledged (src/redis/replicas.ts).
  */
 export function chatCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait) {
+  // With replicas to wait for, a message's doorbell rings once they have it: a subscriber shown a message that the
+  // master's death then loses would skip the next message given its id.
+  const ringLater = replicated.replicas > 0;
   const k = chatKeys(space);
   const s = k.scheduled();
   const queue = coordinationKeys(space).queue(s.queueName);
@@ -147,12 +150,23 @@ export function chatCommands(redis: RedisClient, space: Keyspace, replicated: Re
       const reply = await sendMessageScript(
         redis,
         [c.meta, c.seq, c.version, c.members, c.messages, c.gaps, c.scheduled, c.scheduledAt],
-        [a.sender, a.text, a.backlog, a.history, c.bell, a.claimMs, a.doorbellMax, a.contactsMax, a.scheduledId],
+        [
+          a.sender,
+          a.text,
+          a.backlog,
+          a.history,
+          ringLater ? '' : c.bell,
+          a.claimMs,
+          a.doorbellMax,
+          a.contactsMax,
+          a.scheduledId,
+        ],
       );
-      const [id, sentAt, members, ...gaps] = reply as [number, number, string, ...(string | number)[]];
+      const [id, sentAt, members, ring, ...gaps] = reply as [number, number, string, string, ...(string | number)[]];
       if (id === STATUS.SENT_BEFORE) return { sentBefore: sentAt };
       if (id < 0) return refused(id);
       await replicated(c.messages);
+      if (ring) await redis.spublish(c.bell, ring);
       const claimed: Sent['gaps'] = [];
       for (let i = 0; i + 2 < gaps.length; i += 3)
         claimed.push({ user: String(gaps[i]), from: Number(gaps[i + 1]), to: Number(gaps[i + 2]) });

@@ -23,17 +23,19 @@
   ARGV[2] text: the message's text
   ARGV[3] backlog: the most unread messages a member keeps
   ARGV[4] history: how many of the most recent messages are kept even when everyone has read them
-  ARGV[5] bell: the chat's doorbell channel
+  ARGV[5] bell: the chat's doorbell channel; '' to return the ring instead (the caller rings once replicas have
+    the message: REDIS_WAIT_REPLICAS)
   ARGV[6] claimMs: how long a gap entry claimed for delivery stays claimed, in ms
   ARGV[7] doorbellMax: the largest message JSON the doorbell carries, in bytes
   ARGV[8] contactsMax: the most members the reply lists; 0: list none (the caller knows them)
   ARGV[9] scheduledId: the scheduled message's id, '' for an ordinary message
 
   Returns {STATUS.NOT_FOUND} no such chat, {STATUS.NOT_MEMBER} (nothing is written), {STATUS.SENT_BEFORE, id} when
-  the scheduled message was sent before as message `id` (nothing is written), else {id, sentAt, members, user1,
-  from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when asked and the chat
-  has at most `contactsMax` of them, else ''; and the gap entries this call claimed for delivery (claimed for
-  `claimMs`; the caller delivers each and runs gapDelivered; if it dies first, a later send claims it again).
+  the scheduled message was sent before as message `id` (nothing is written), else {id, sentAt, members, ring,
+  user1, from1, to1, ...}: the new message; the members (comma-separated, for the sender's contacts) when asked and
+  the chat has at most `contactsMax` of them, else ''; the ring when `bell` is '', else ''; and the gap entries this
+  call claimed for delivery (claimed for `claimMs`; the caller delivers each and runs gapDelivered; if it dies first,
+  a later send claims it again).
 ]]
 --- @include lib/now
 --- @include lib/trim-read
@@ -99,7 +101,7 @@ if contactsMax > 0 then
     memberList = table.concat(listed, ',')
   end
 end
-local result = { id, now, memberList }
+local result = { id, now, memberList, '' }
 if pastBacklog then
   local entries = redis.call('HGETALL', gaps)
   for i = 1, #entries, 2 do
@@ -117,5 +119,9 @@ local ring = version .. ' ' .. redis.call('INCR', version)
 if #json <= doorbellMax then
   ring = ring .. ' ' .. json
 end
-redis.call('SPUBLISH', bell, ring)
+if bell == '' then
+  result[4] = ring
+else
+  redis.call('SPUBLISH', bell, ring)
+end
 return result
