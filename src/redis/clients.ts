@@ -3,7 +3,7 @@
  * jittered exponential backoff, and fails a command after a few retries instead of queueing it forever while Redis is
  * away. No autopipelining: measured, it costs more CPU than it saves here (docs/operations.md).
  */
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { defineScripts } from './scripts.js';
 
@@ -64,17 +64,67 @@ let subscribers = 0;
 
 /**
  * A connection for the doorbells (sharded pub/sub: SSUBSCRIBE, `smessage` events) to the same Redis as `client`.
- * On a cluster it subscribes on each shard that owns a channel; ioredis re-subscribes after reconnecting. Its name
+ * On a cluster it subscribes on each shard that owns a channel; ioredis re-subscribes after reconnecting, and on the
+ * promoted replica when a master fails over (its slot refreshes spaced: spaceSlotRefreshes). Its name
  * (CLIENT LIST) ends with the process id and a serial, so an operator (or a test) can tell whose connection it is.
  */
 export function createSubscriber(client: RedisClient, log: Logger): RedisClient {
   const name = `doorbells:${process.pid}:${++subscribers}`;
-  const subscriber =
-    client instanceof Cluster
-      ? client.duplicate(undefined, { shardedSubscribers: true, redisOptions: { connectionName: name } })
-      : client.duplicate({ connectionName: name });
+  let subscriber: RedisClient;
+  if (client instanceof Cluster) {
+    subscriber = client.duplicate(undefined, { shardedSubscribers: true, redisOptions: { connectionName: name } });
+    spaceSlotRefreshes(subscriber);
+  } else subscriber = client.duplicate({ connectionName: name });
   observe(subscriber, log, name);
   return subscriber;
+}
+
+/** The first and the longest spacing of the doorbells' slot refreshes that follow each other (spaceSlotRefreshes). */
+const REFRESH_SPACING_MS = { first: 100, max: 1000 };
+
+/**
+ * ioredis's sharded subscribers ask the cluster for its slots again the moment a shard's connection ends, even one that
+ * never connected. While a dead master still owns its slots (until its replica is promoted, about the node timeout and
+ * a second; for good when it has none), each ask finds the same map and tries the dead master again: measured, about
+ * 150 times a second per process, each a refused connection, a new connection for CLUSTER SLOTS, and every channel
+ * subscribed again on the other shards, with as many "subscribers ready" (a read of every watched head). Asks that
+ * follow each other are spaced here like reconnects, 100 ms doubling up to 1 s (one after a quiet period goes at
+ * once): the doorbells reach a promoted replica at most a second after its promotion.
+ */
+function spaceSlotRefreshes(cluster: Cluster): void {
+  const refresh = cluster.refreshSlotsCache.bind(cluster);
+  let next = 0; // the earliest time the next ask may go
+  let spacing = 0;
+  let waiting: Callback<void>[] | undefined; // an ask put off until `next`, and its callers
+  let timer: NodeJS.Timeout | undefined;
+  const go = (callbacks: Callback<void>[]) => {
+    spacing = Math.min(REFRESH_SPACING_MS.max, spacing * 2 || REFRESH_SPACING_MS.first);
+    next = Date.now() + spacing;
+    refresh((err) => callbacks.forEach((callback) => callback(err)));
+  };
+  cluster.refreshSlotsCache = (callback) => {
+    if (waiting) {
+      if (callback) waiting.push(callback);
+      return;
+    }
+    const now = Date.now();
+    if (now > next + REFRESH_SPACING_MS.max) spacing = 0; // quiet for a while: a new episode
+    if (now >= next) return go(callback ? [callback] : []);
+    const callbacks = (waiting = callback ? [callback] : []);
+    timer = setTimeout(() => {
+      waiting = timer = undefined;
+      if (cluster.status === 'end' || cluster.status === 'disconnecting' || cluster.status === 'close')
+        callbacks.forEach((c) => c(new Error('Cluster is disconnected.')));
+      else go(callbacks);
+    }, next - now);
+    timer.unref();
+  };
+  cluster.once('end', () => {
+    clearTimeout(timer);
+    const callbacks = waiting ?? [];
+    waiting = timer = undefined;
+    callbacks.forEach((c) => c(new Error('Cluster is disconnected.')));
+  });
 }
 
 /** A connection of its own for blocking commands (BLMOVE), which hold it until they return. */

@@ -1,6 +1,7 @@
 /**
- * Starts real redis-server processes for tests: a standalone server, or a three-master cluster joined with
- * `redis-cli --cluster create`. Nothing mocks Redis. Data lives in a temporary directory removed on stop.
+ * Starts real redis-server processes for tests: a standalone server, a three-master cluster joined with
+ * `redis-cli --cluster create` (with a replica per master for the failover tests), or a master, its replica and
+ * three Sentinels. Nothing mocks Redis. Data lives in a temporary directory removed on stop.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import calculateSlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
 
 const run = promisify(execFile);
@@ -111,10 +113,58 @@ export async function startStandalone(): Promise<RunningRedis> {
   };
 }
 
-export async function startCluster(): Promise<RunningRedis> {
+export interface ClusterOptions {
+  /**
+   * Replicas per master: 0 (the default, the cluster every test file runs on) or 1, six servers, ready only once every
+   * replica has synced with its master.
+   */
+  replicas?: 0 | 1;
+  /** cluster-node-timeout: how long a node may not answer before it counts as failing (default 2000). */
+  nodeTimeoutMs?: number;
+}
+
+/** Where a key lives: its slot, the master that serves it now and that master's replicas. */
+export interface Shard {
+  slot: number;
+  master: RedisProcess;
+  replicas: RedisProcess[];
+}
+
+export interface RunningCluster extends RunningRedis {
+  target: Extract<TestRedis, { kind: 'cluster' }>;
+  /** Every server, masters and replicas, in the order started (which is master is the cluster's business: `shardOf`). */
+  servers: RedisProcess[];
+  /** The server on `port`. */
+  server(port: number): RedisProcess;
+  /** The master of `key`'s slot and its replicas, as the first server that answers (not killed or stopped) says now. */
+  shardOf(key: string): Promise<Shard>;
+}
+
+/** A connection to one server of a test cluster that gives up quickly (the server may be stopped or dead). */
+function probe(port: number): Redis {
+  const c = new Redis({
+    port,
+    host: '127.0.0.1',
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 1000,
+  });
+  c.on('error', () => undefined);
+  return c;
+}
+
+/**
+ * Three masters joined with `redis-cli --cluster create`, and with `replicas: 1` a replica for each (six servers).
+ * Ready once every node says `cluster_state:ok` (with replicas: knows every node, and every replica's link to its
+ * master is up).
+ */
+export async function startCluster({
+  replicas = 0,
+  nodeTimeoutMs = 2000,
+}: ClusterOptions = {}): Promise<RunningCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-test-cluster-'));
   const servers: RedisProcess[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 3 * (1 + replicas); i++) {
     const port = await freePort();
     const nodeDir = path.join(dir, String(port));
     await run('mkdir', ['-p', nodeDir]);
@@ -125,12 +175,21 @@ export async function startCluster(): Promise<RunningRedis> {
         '--cluster-config-file',
         'nodes.conf',
         '--cluster-node-timeout',
-        '2000',
+        String(nodeTimeoutMs),
+        // A replica's first sync starts at once, not after the default 5 s wait for more replicas.
+        ...(replicas > 0 ? ['--repl-diskless-sync-delay', '0'] : []),
       ]),
     );
   }
   const addresses = servers.map((s) => `127.0.0.1:${s.port}`);
-  await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
+  await run('redis-cli', [
+    '--cluster',
+    'create',
+    ...addresses,
+    '--cluster-replicas',
+    String(replicas),
+    '--cluster-yes',
+  ]);
   // Wait until every node agrees the cluster is up.
   const deadline = Date.now() + 20_000;
   for (const s of servers) {
@@ -144,9 +203,77 @@ export async function startCluster(): Promise<RunningRedis> {
       c.disconnect();
     }
   }
+  // With replicas: every node knows all the others, and every replica has synced (its master's writes reach it).
+  while (replicas > 0) {
+    const synced = await Promise.all(
+      servers.map(async (s) => {
+        const c = new Redis({ port: s.port, host: '127.0.0.1' });
+        try {
+          const known = (await c.cluster('INFO')).includes(`cluster_known_nodes:${servers.length}\r\n`);
+          const replication = await c.info('replication');
+          return {
+            known,
+            replica: replication.includes('role:slave'),
+            up: replication.includes('master_link_status:up'),
+          };
+        } finally {
+          c.disconnect();
+        }
+      }),
+    );
+    const replicasUp = synced.filter((n) => n.replica && n.up).length;
+    if (synced.every((n) => n.known) && replicasUp === 3 * replicas) break;
+    if (Date.now() > deadline) throw new Error("the cluster's replicas did not sync");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const byPort = new Map(servers.map((s) => [s.port, s]));
+  const server = (port: number) => {
+    const found = byPort.get(port);
+    if (!found) throw new Error(`no server of this cluster on port ${port}`);
+    return found;
+  };
   return {
     target: { kind: 'cluster', nodes: addresses },
     ports: servers.map((s) => s.port),
+    servers,
+    server,
+    async shardOf(key) {
+      const slot = calculateSlot(key);
+      for (const s of servers) {
+        if (s.child.exitCode !== null || s.child.signalCode !== null) continue;
+        const c = probe(s.port);
+        let nodes: string;
+        try {
+          nodes = (await c.cluster('NODES')) as string;
+        } catch {
+          continue; // stopped, or not answering yet
+        } finally {
+          c.disconnect();
+        }
+        // <id> <ip:port@cport> <flags> <master id or -> <ping> <pong> <epoch> <link> <slot ranges...>
+        const lines = nodes
+          .trim()
+          .split('\n')
+          .map((line) => line.trim().split(' '));
+        const portOf = (fields: string[]) => Number(/:(\d+)@/.exec(fields[1]!)![1]);
+        const owner = lines.find(
+          ([, , flags, , , , , , ...ranges]) =>
+            flags!.split(',').includes('master') &&
+            ranges.some((range) => {
+              if (range.startsWith('[')) return false; // a slot being migrated
+              const [from, to = from] = range.split('-').map(Number);
+              return slot >= from! && slot <= to!;
+            }),
+        );
+        if (!owner) throw new Error(`no master serves slot ${slot} (asked ${s.port})`);
+        return {
+          slot,
+          master: server(portOf(owner)),
+          replicas: lines.filter((fields) => fields[3] === owner[0]).map((fields) => server(portOf(fields))),
+        };
+      }
+      throw new Error('no server of the cluster answered');
+    },
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));
       rmSync(dir, { recursive: true, force: true });
