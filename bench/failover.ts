@@ -691,6 +691,18 @@ async function main(): Promise<number> {
           (lost === 0 && complete ? 'met' : `NOT met${lost ? ` (${lost} lost)` : ' (failures: see below)'}`),
       );
       if (lost > 0) failures.push(`${waitLabel(replicas)} lost ${lost} acknowledged messages`);
+      // Issue 25: after the failover every subscriber has received every message whose sendMessage returned.
+      const undelivered = sum((r) => r.undelivered);
+      console.log(
+        `  every acknowledged message delivered to the live subscriber: ` +
+          (undelivered === 0
+            ? 'yes'
+            : `NO: ${undelivered} never delivered (${sum((r) => r.undeliveredIdSeen)} of them because the ` +
+              `subscriber had received their id before, with a message the new master does not have: ` +
+              `${sum((r) => r.phantoms)} such deliveries)`),
+      );
+      if (undelivered > 0)
+        failures.push(`${waitLabel(replicas)}: ${undelivered} acknowledged messages never reached the live subscriber`);
     }
     const dups = sum((r) => r.storedTwice + r.deliveredTwice);
     if (dups > 0)
@@ -727,7 +739,7 @@ async function main(): Promise<number> {
 
   console.log(`\nwhole run ${((performance.now() - started) / 1000).toFixed(0)} s`);
   if (failures.length > 0) {
-    console.log(`FAILED (${failures.length}):`);
+    console.log(`FAILED checks (${failures.length}):`);
     for (const f of failures.slice(0, 20)) console.log(`  ${f}`);
     return 1;
   }
