@@ -6,8 +6,10 @@
  */
 import { Redis } from 'ioredis';
 import type { Client } from 'graphql-ws';
+import { WAIT_SHORT_LINE } from '../src/redis/replicas.js';
 import { wsClient } from '../test/support/clients.js';
-import { startSentinelGroup, type SentinelGroup } from '../test/support/redis-servers.js';
+import { cutReplicas } from '../test/support/failover.js';
+import { startSentinelGroup, type RedisProcess, type SentinelGroup } from '../test/support/redis-servers.js';
 import {
   HOST,
   freePort,
@@ -45,8 +47,6 @@ const PRICE_SECONDS = positiveInt('BENCH_PRICE_SECONDS', 3);
 const PRICE_IN_FLIGHT = 16;
 /** How long a sendMessage may take before the bench gives up on it (counted as failed: no answer). */
 const SEND_TIMEOUT_MS = 20_000;
-/** The gateway's warn line when a WAIT returned fewer copies than asked (src/redis/replicas.ts). */
-const WAIT_SHORT_LINE = 'WAIT timed out';
 
 const SEND = 'mutation ($c: ID!, $t: String!) { sendMessage(chatId: $c, text: $t) { id text } }';
 const CREATE_CHAT = 'mutation ($m: [String!]!, $t: String) { createChat(members: $m, message: $t) { id } }';
@@ -75,7 +75,8 @@ process.on('exit', () => {
 });
 
 async function startGroup(): Promise<SentinelGroup> {
-  const group = await startSentinelGroup();
+  // two replicas: one is promoted, the other is left to confirm the writes that wait after the failover
+  const group = await startSentinelGroup({ replicas: 2 });
   for (const s of group.servers) if (s.child.pid) groupPids.add(s.child.pid);
   for (const address of group.sentinels.split(',')) {
     const [host, port] = address.split(':');
@@ -347,12 +348,10 @@ interface RoundResult {
 
 async function failoverRound(replicas: number, round: number): Promise<RoundResult> {
   const label = `${waitLabel(replicas)}, round ${round}/${ROUNDS}`;
-  progress(`${label}: starting a master, a replica and three Sentinels`);
+  progress(`${label}: starting a master, two replicas and three Sentinels`);
   const group = await startGroup();
   let gateway: Gateway | undefined;
   let subscriber: Subscriber | undefined;
-  const direct = new Redis({ host: HOST, port: group.servers[0]!.port, maxRetriesPerRequest: 0 });
-  direct.on('error', () => undefined); // the master dies on purpose
   try {
     gateway = await startGateway(`gateway (${label})`, group, replicas);
     const g = gateway;
@@ -372,16 +371,16 @@ async function failoverRound(replicas: number, round: number): Promise<RoundResu
 
     // The gap: the replica is frozen (so that it cannot reconnect: Redis 7 replicas reconnect at once) and its link
     // cut on the master; the master goes on acknowledging writes that nobody copies, and dies GAP_MS later.
-    const master = group.servers[0]!;
-    const replica = group.servers[1]!;
-    replica.child.kill('SIGSTOP');
+    const [master, ...copies] = group.servers as [RedisProcess, ...RedisProcess[]];
     const cutAt = performance.now();
-    const cut = Number(await direct.call('CLIENT', 'KILL', 'TYPE', 'replica'));
-    if (cut !== 1) failures.push(`${label}: CLIENT KILL TYPE replica closed ${cut} links, not 1`);
+    const resume = await cutReplicas(master, copies).catch((err: Error) => {
+      failures.push(`${label}: ${err.message}`);
+      return () => copies.forEach((r) => r.child.kill('SIGCONT'));
+    });
     await sleep(GAP_MS - (performance.now() - cutAt));
     const killAt = performance.now();
     await master.stop(); // SIGKILL, and waits until it is gone
-    replica.child.kill('SIGCONT');
+    resume();
     progress(`${label}: master killed ${Math.round(killAt - cutAt)} ms after the cut; waiting for the failover`);
 
     // The first send started after the kill that was answered with an id (the earliest answer), and the first
@@ -472,7 +471,12 @@ async function failoverRound(replicas: number, round: number): Promise<RoundResu
     const lateDelivery = fw && (fd === undefined || fd.at - fw.end! > 3000);
     if (lateDelivery || result.undelivered > result.undeliveredIdSeen) {
       progress(`  ${label}: deliveries stalled; the gateway's doorbell connections on the new master:`);
-      const promoted = new Redis({ host: HOST, port: replica.port, maxRetriesPerRequest: 1 });
+      let promoted = new Redis({ host: HOST, port: copies[0]!.port, maxRetriesPerRequest: 1 });
+      for (const copy of copies.slice(1))
+        if (!(await promoted.info('replication')).includes('role:master')) {
+          promoted.disconnect();
+          promoted = new Redis({ host: HOST, port: copy.port, maxRetriesPerRequest: 1 });
+        }
       try {
         const list = (await promoted.call('CLIENT', 'LIST')) as string;
         const doorbells = list.split('\n').filter((l) => l.includes('name=doorbells:'));
@@ -490,7 +494,6 @@ async function failoverRound(replicas: number, round: number): Promise<RoundResu
     return result;
   } finally {
     await subscriber?.close().catch(() => undefined);
-    direct.disconnect();
     if (gateway) await stop(gateway.child);
     await stopGroup(group);
   }
@@ -580,7 +583,7 @@ async function priceRun(
 
 async function price(): Promise<{ samples: PriceSample[][]; errors: string[][]; waitShort: number[] }> {
   progress(
-    'price of WAIT: starting a master, a replica and three Sentinels, and a gateway with WAIT 0 and one with WAIT 1',
+    'price of WAIT: starting a master, two replicas and three Sentinels, and a gateway with WAIT 0 and one with WAIT 1',
   );
   const group = await startGroup();
   const gateways: Gateway[] = [];
@@ -638,7 +641,7 @@ async function main(): Promise<number> {
   const cost = await price();
 
   console.log(
-    `\n1. Failover: a master, a replica and three Sentinels (down-after-milliseconds 1000) per round; one gateway; ` +
+    `\n1. Failover: a master, two replicas and three Sentinels (down-after-milliseconds 1000) per round; one gateway; ` +
       `a sender at ${RATE} messages/s (${IN_FLIGHT} in flight), one graphql-ws subscriber; the replica's link cut, ` +
       `the master SIGKILLed ${GAP_MS} ms later`,
   );

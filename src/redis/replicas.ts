@@ -33,6 +33,9 @@ export interface ReplicaWait {
   close(): Promise<void>;
 }
 
+/** The warn line of a WAIT that returned fewer copies than asked (what bench:failover counts). */
+export const WAIT_SHORT_LINE = 'fewer replicas than asked confirmed a write in time (WAIT)';
+
 /** A mark lives this long after its last write: one key per master (per slot on a cluster) that waits were made on. */
 const MARK_MS = 60_000;
 
@@ -75,7 +78,7 @@ export function replicaWait(
     const copies = await confirm(space.key('replicas', markTag(redis, key), 'mark'));
     if (copies >= replicas) return true;
     short++;
-    log.warn({ key, copies, replicas, timeoutMs }, 'fewer replicas than asked confirmed a write in time (WAIT)');
+    log.warn({ key, copies, replicas, timeoutMs }, WAIT_SHORT_LINE);
     return false;
   };
   return Object.defineProperties(wait, {

@@ -20,7 +20,9 @@ export async function cutReplicas(master: RedisProcess, replicas: RedisProcess[]
   for (const replica of replicas) replica.child.kill('SIGSTOP');
   const direct = new Redis({ port: master.port, host: '127.0.0.1' });
   try {
-    await direct.call('CLIENT', 'KILL', 'TYPE', 'replica');
+    const cut = Number(await direct.call('CLIENT', 'KILL', 'TYPE', 'replica'));
+    if (cut !== replicas.length)
+      throw new Error(`CLIENT KILL TYPE replica closed ${cut} links, not ${replicas.length}`);
   } finally {
     direct.disconnect();
   }

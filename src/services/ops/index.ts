@@ -8,7 +8,7 @@ export function createOps({ redis, space, config, log }: Base): Domain<{ ops: Op
   const commands = opsCommands(redis, space);
   return {
     services: {
-      ops: new OpsService({ commands }),
+      ops: new OpsService({ commands, log }),
       limits: new RateLimits({ commands, options: config.rateLimits, log }),
     },
   };

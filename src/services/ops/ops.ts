@@ -3,6 +3,7 @@
  * Every process re-reads the switch at most once a second (the book's `is_under_maintenance`), so all
  * instances see a change within about a second while a burst of mutations costs one GET per second.
  */
+import type { Logger } from 'pino';
 import type { OpsCommands } from '../../redis/ops/commands.js';
 import { badInput } from '../../errors.js';
 
@@ -17,9 +18,10 @@ export class OpsService {
   private pending: Promise<boolean> | undefined;
 
   private readonly commands: OpsCommands;
+  private readonly log: Logger;
 
-  constructor(deps: { commands: OpsCommands }) {
-    this.commands = deps.commands;
+  constructor(deps: { commands: OpsCommands; log: Logger }) {
+    ({ commands: this.commands, log: this.log } = deps);
   }
 
   /** Whether Redis answers a PING within `timeoutMs` (what /readyz reports). */
@@ -27,16 +29,26 @@ export class OpsService {
     return this.commands.ping(input);
   }
 
+  /**
+   * Whether maintenance mode is on, read at most once per MAINTENANCE_RECHECK_MS. When the read fails (the flag's
+   * master is failing over, on a cluster), the last value read stands: writes to the other masters go on.
+   */
   async isUnderMaintenance(): Promise<boolean> {
-    if (this.maintenance && Date.now() - this.maintenance.readAt < MAINTENANCE_RECHECK_MS) {
-      return this.maintenance.value;
-    }
+    const known = this.maintenance;
+    if (known && Date.now() - known.readAt < MAINTENANCE_RECHECK_MS) return known.value;
     this.pending ??= this.commands
       .maintenance()
-      .then((value) => {
-        this.maintenance = { value, readAt: Date.now() };
-        return value;
-      })
+      .then(
+        (value) => {
+          this.maintenance = { value, readAt: Date.now() };
+          return value;
+        },
+        (err: unknown) => {
+          if (!known) throw err;
+          this.log.warn({ err }, 'maintenance flag unreadable; keeping the last value read');
+          return known.value;
+        },
+      )
       .finally(() => (this.pending = undefined));
     return this.pending;
   }
