@@ -127,6 +127,26 @@ function spaceSlotRefreshes(cluster: Cluster): void {
   });
 }
 
+/**
+ * A connection of its own for replica waits (src/redis/replicas.ts). WAIT holds it, and confirms only what reached the
+ * server it is sent to: so it never resends a command after a reconnect, nor queues one while disconnected (a WAIT
+ * resent to a promoted replica would confirm writes that died with the old master). Commands sent before its first
+ * `ready` fail: wait for it.
+ */
+export function createWaitsClient(client: RedisClient, log: Logger): RedisClient {
+  const name = 'replica-waits';
+  const strict = { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 };
+  const waits =
+    client instanceof Cluster
+      ? client.duplicate(undefined, {
+          enableOfflineQueue: false,
+          redisOptions: { ...client.options.redisOptions, ...strict, connectionName: name },
+        })
+      : client.duplicate({ ...strict, enableOfflineQueue: false, connectionName: name });
+  observe(waits, log, name);
+  return waits;
+}
+
 /** A connection of its own for blocking commands (BLMOVE), which hold it until they return. */
 export function createBlockingClient(client: RedisClient, log: Logger, name: string): RedisClient {
   const blocking = client instanceof Cluster ? client.duplicate() : client.duplicate({ connectionName: name });

@@ -16,7 +16,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
-import { closeRedisClient, createBlockingClient, type RedisClient } from './clients.js';
+import { closeRedisClient, createWaitsClient, type RedisClient } from './clients.js';
 import type { Keyspace } from './keys.js';
 
 export interface ReplicaWait {
@@ -36,6 +36,9 @@ export interface ReplicaWait {
 /** The warn line of a WAIT that returned fewer copies than asked (what bench:failover counts). */
 export const WAIT_SHORT_LINE = 'fewer replicas than asked confirmed a write in time (WAIT)';
 
+/** How long the first wait waits for the waits' connection (later, one that is down fails at once). */
+const CONNECT_MS = 10_000;
+
 /** A mark lives this long after its last write: one key per master (per slot on a cluster) that waits were made on. */
 const MARK_MS = 60_000;
 
@@ -45,14 +48,22 @@ export function replicaWait(
   space: Keyspace,
   log: Logger,
 ): ReplicaWait {
+  if (replicas === 0) return waitFor({ wait: () => Promise.resolve(true), replicas, short: () => 0 });
   let short = 0;
-  let waits: RedisClient | undefined;
+  const waits = createWaitsClient(redis, log);
+  let ready = false;
+  const connected = new Promise<void>((resolve) =>
+    waits.once('ready', () => {
+      ready = true;
+      resolve();
+    }),
+  );
   /** Per mark (per master): the last round asked for, and the one not started yet that new waits join. */
   const rounds = new Map<string, { last: Promise<number>; queued: Promise<number> | undefined }>();
 
   /** Writes the mark on the waits' own connection and WAITs for it: how many replicas have it. */
   const round = async (mark: string): Promise<number> => {
-    waits ??= createBlockingClient(redis, log, 'replica-waits');
+    if (!ready) await Promise.race([connected, rejectAfter(CONNECT_MS, 'the connection of replica waits is not up')]);
     await waits.set(mark, Date.now(), 'PX', MARK_MS); // on a cluster, over the connection to the slot's master
     return Number(await connectionOf(waits, mark).call('WAIT', replicas, timeoutMs));
   };
@@ -74,18 +85,30 @@ export function replicaWait(
   };
 
   const wait = async (key: string): Promise<boolean> => {
-    if (replicas === 0) return true;
     const copies = await confirm(space.key('replicas', markTag(redis, key), 'mark'));
     if (copies >= replicas) return true;
     short++;
     log.warn({ key, copies, replicas, timeoutMs }, WAIT_SHORT_LINE);
     return false;
   };
-  return Object.defineProperties(wait, {
-    replicas: { value: replicas },
-    short: { get: () => short },
-    close: { value: async () => waits && (await closeRedisClient(waits)) },
+  return waitFor({ wait, replicas, short: () => short, close: () => closeRedisClient(waits) });
+}
+
+function waitFor(a: {
+  wait: (key: string) => Promise<boolean>;
+  replicas: number;
+  short: () => number;
+  close?: () => Promise<void>;
+}): ReplicaWait {
+  return Object.defineProperties(a.wait, {
+    replicas: { value: a.replicas },
+    short: { get: a.short },
+    close: { value: a.close ?? (() => Promise.resolve()) },
   }) as ReplicaWait;
+}
+
+function rejectAfter(ms: number, why: string): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(new Error(why)), ms).unref());
 }
 
 /** The tag of the mark for `key`: one on standalone Redis, one on the slot of `key` on a cluster. */
