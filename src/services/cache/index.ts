@@ -17,6 +17,8 @@ export interface CacheService {
   cache<T>(options: CacheOptions): Cache<T>;
   /** The Bloom filter named `options.name` (one per name in a process). */
   filter(options: BloomOptions): BloomFilter;
+  /** The cache and the Bloom filter of that name made in this process, if any (tests and benchmarks). */
+  named(name: string): { cache: Cache<unknown> | undefined; filter: BloomFilter | undefined };
   /** What cache `name` counted in this process (tests). */
   figures(name: string): Record<Figure, number>;
 }
@@ -49,6 +51,7 @@ export function createCache(
           ) as Cache<T>,
         filter: (options) =>
           once(filters, options.name, () => new BloomFilter({ commands, defaults: settings.bloom, log }, options)),
+        named: (name) => ({ cache: caches.get(name), filter: filters.get(name) }),
         figures: (name) => figures.of(name),
       },
     },
