@@ -10,7 +10,7 @@
 ]]
 --- @include lib/bloom
 local meta, bits = KEYS[1], KEYS[2]
-local layout = bloomMeta(meta)
+local layout = bloomLayout(meta)
 if not layout or not layout.ready then
   return { 0 }
 end

@@ -88,6 +88,14 @@ export function cacheCommands(redis: RedisClient, space: Keyspace) {
       await redis.set(entry(a).value, a.stored, 'PX', a.ttlMs);
     },
 
+    /** Stores each entry's `stored` for its `ttlMs`, whatever it held; issued together, one round trip per node. */
+    async writeEntries(a: {
+      cache: string;
+      entries: readonly { key: string; stored: string; ttlMs: number }[];
+    }): Promise<void> {
+      await Promise.all(a.entries.map((e) => redis.set(k.cacheEntry(a.cache, e.key).value, e.stored, 'PX', e.ttlMs)));
+    },
+
     /** Stores each absence for its `ttlMs` unless the entry holds something (a value, or a tombstone of a write). */
     async writeAbsences(a: { cache: string; keys: readonly string[]; ttlMs: readonly number[] }): Promise<void> {
       await Promise.all(

@@ -28,7 +28,8 @@ local function bloomMeta(meta)
   return { ready = h.ready == '1', filters = filters }
 end
 
--- bloomAppend: a new newest sub-filter for `capacity` items at `errorRate` (m = -n ln p / ln2^2, k = -log2 p).
+-- bloomAppend: a new newest sub-filter for `capacity` items at `errorRate` (m = -n ln p / ln2^2, k = -log2 p). The
+-- field `layout` repeats every sub-filter's "m,k,o;" so that a check reads one field.
 local function bloomAppend(meta, filters, capacity, errorRate)
   local i = #filters + 1
   local ln2 = math.log(2)
@@ -39,8 +40,27 @@ local function bloomAppend(meta, filters, capacity, errorRate)
     o = filters[i - 1].o + filters[i - 1].m
   end
   local p = string.format('%.17g', errorRate)
-  redis.call('HSET', meta, 'filters', i, 'm' .. i, m, 'k' .. i, k, 'o' .. i, o, 'c' .. i, capacity, 'n' .. i, 0, 'p' .. i, p)
   filters[i] = { m = m, k = k, o = o, c = capacity, n = 0, p = errorRate }
+  local layout = {}
+  for j = 1, i do
+    layout[j] = string.format('%d,%d,%d;', filters[j].m, filters[j].k, filters[j].o)
+  end
+  redis.call('HSET', meta, 'filters', i, 'm' .. i, m, 'k' .. i, k, 'o' .. i, o, 'c' .. i, capacity, 'n' .. i, 0, 'p' .. i, p,
+    'layout', table.concat(layout))
+end
+
+-- bloomLayout: what a check needs, from one read: whether the filter is ready, and each sub-filter's m, k and o;
+-- nil when it was never reserved.
+local function bloomLayout(meta)
+  local got = redis.call('HMGET', meta, 'ready', 'layout')
+  if not got[2] then
+    return nil
+  end
+  local filters = {}
+  for m, k, o in string.gmatch(got[2], '(%d+),(%d+),(%d+);') do
+    filters[#filters + 1] = { m = tonumber(m), k = tonumber(k), o = tonumber(o) }
+  end
+  return { ready = got[1] == '1', filters = filters }
 end
 
 -- bloomReserve: creates the filter (`ready` '1': it knows every item there is) unless it exists; whether it did.
@@ -59,29 +79,20 @@ local function bloomHashes(item)
   return tonumber(string.sub(hex, 1, 8), 16), tonumber(string.sub(hex, 9, 16), 16), tonumber(string.sub(hex, 17, 24), 16)
 end
 
--- bloomArgs: BITFIELD arguments reading (op 'GET') or setting (op 'SET') the item's bits in sub-filter i.
-local function bloomArgs(op, f, i, h1, h2, h3)
-  local a = (h1 + i * h3) % f.m
-  local b = h2 % (f.m - 1) + 1
-  local args = {}
-  for j = 0, f.k - 1 do
-    args[#args + 1] = op
-    args[#args + 1] = 'u1'
-    args[#args + 1] = f.o + (a + j * b) % f.m
-    if op == 'SET' then
-      args[#args + 1] = 1
-    end
-  end
-  return args
+-- bloomStart: the first position of the item in sub-filter i (of m bits), and the step between them.
+local function bloomStart(f, i, h1, h2, h3)
+  return (h1 + i * h3) % f.m, h2 % (f.m - 1) + 1
 end
 
--- bloomHas: whether some sub-filter has every bit of the item set.
+-- bloomHas: whether some sub-filter has every bit of the item set; a sub-filter is left at its first clear bit (for
+-- an item it lacks, after two reads on average).
 local function bloomHas(bits, filters, h1, h2, h3)
   for i = #filters, 1, -1 do
-    local got = redis.call('BITFIELD_RO', bits, unpack(bloomArgs('GET', filters[i], i, h1, h2, h3)))
+    local f = filters[i]
+    local a, b = bloomStart(f, i, h1, h2, h3)
     local all = true
-    for j = 1, #got do
-      if got[j] == 0 then
+    for j = 0, f.k - 1 do
+      if redis.call('GETBIT', bits, f.o + (a + j * b) % f.m) == 0 then
         all = false
         break
       end
@@ -101,7 +112,15 @@ local function bloomAdd(meta, bits, filters, item)
   end
   local i = #filters
   local f = filters[i]
-  redis.call('BITFIELD', bits, unpack(bloomArgs('SET', f, i, h1, h2, h3)))
+  local a, b = bloomStart(f, i, h1, h2, h3)
+  local args = {}
+  for j = 0, f.k - 1 do
+    args[#args + 1] = 'SET'
+    args[#args + 1] = 'u1'
+    args[#args + 1] = f.o + (a + j * b) % f.m
+    args[#args + 1] = 1
+  end
+  redis.call('BITFIELD', bits, unpack(args))
   f.n = redis.call('HINCRBY', meta, 'n' .. i, 1)
   if f.n >= f.c then
     bloomAppend(meta, filters, f.c * 2, f.p * 0.5)

@@ -189,6 +189,16 @@ export class Cache<T> {
     this.memory?.delete(key);
   }
 
+  /** `set` of many entries at once (each with its own jittered TTL). */
+  async setMany({ entries }: { entries: readonly { key: string; value: T | null }[] }): Promise<void> {
+    for (const { key } of entries) checkKey(this.name, key);
+    await this.commands.writeEntries({
+      cache: this.name,
+      entries: entries.map(({ key, value }) => ({ key, stored: encode(value), ttlMs: this.ttlFor(value) })),
+    });
+    for (const { key } of entries) this.memory?.delete(key);
+  }
+
   /**
    * A write changed what `keys` hold: their entries go (a computation under way stores nothing and its waiters
    * compute again), and so do the copies every process keeps in memory (by the cache's doorbell). Call it after
