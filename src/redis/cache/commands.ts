@@ -190,11 +190,5 @@ export function cacheCommands(redis: RedisClient, space: Keyspace) {
       });
       return { ready: h.ready === '1', filters };
     },
-
-    /** Deletes Bloom filter `name` (tests and benchmarks start again with it). */
-    async dropBloom(a: { name: string }): Promise<void> {
-      const { meta, bits, filling } = k.bloomFilter(a.name);
-      await Promise.all([redis.del(meta), redis.del(bits), redis.del(filling)]);
-    },
   };
 }
