@@ -103,6 +103,20 @@ const EnvSchema = z.object({
 
   ADS_EXPLORATION: z.enum(['on', 'off']).default('on'),
   ADS_FREQUENCY_CAP: intFrom(0, 1_000_000).default(20),
+
+  CACHE_TTL_JITTER: z.coerce.number().min(0).max(0.5).default(0.1),
+  CACHE_NEGATIVE_TTL_MS: z
+    .string()
+    .regex(/^\d{1,9}(-\d{1,9})?$/, 'expected MIN-MAX in ms, or one number')
+    .default('30000-60000')
+    .transform((s) => {
+      const [min, max = min] = s.split('-').map(Number) as [number, number?];
+      return { min, max };
+    })
+    .refine(({ min, max }) => min >= 1 && min <= max, 'MIN must be at least 1 and at most MAX'),
+  CACHE_LOCK_LEASE_MS: intFrom(10, 600_000).default(3000),
+  CACHE_BLOOM_CAPACITY: intFrom(100, 1_000_000_000).default(100_000),
+  CACHE_BLOOM_ERROR_RATE: z.coerce.number().gt(0).max(0.25).default(0.01),
 });
 
 /** Variables of earlier versions, and what replaced them: set, they stop the start rather than be ignored. */
@@ -224,6 +238,17 @@ export interface Config {
     concurrency: number;
     /** The largest document content, in bytes of UTF-8. */
     documentBytes: number;
+  };
+  /** The shared cache (src/services/cache/, docs/cache.md). */
+  cache: {
+    /** Every value's TTL is its cache's TTL times 1 ± up to this fraction (uniform): keys written together expire apart. */
+    ttlJitter: number;
+    /** An absence (a key whose computation found nothing) is kept a uniform draw from this range, in ms. */
+    negativeTtlMs: { min: number; max: number };
+    /** A miss's lock lasts this long unless its holder, still computing, extends it; a dead holder's runs out. */
+    lockLeaseMs: number;
+    /** A Bloom filter's first sub-filter holds this many items at `errorRate`; each next one twice as many, at half the rate. */
+    bloom: { capacity: number; errorRate: number };
   };
   ads: {
     /** Thompson sampling of each candidate's click rate (true), or the book's learned eCPM alone (false). */
@@ -357,5 +382,11 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       documentBytes: e.MAX_DOCUMENT_BYTES ?? Math.min(DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
     ads: { exploration: e.ADS_EXPLORATION === 'on', frequencyCap: e.ADS_FREQUENCY_CAP },
+    cache: {
+      ttlJitter: e.CACHE_TTL_JITTER,
+      negativeTtlMs: e.CACHE_NEGATIVE_TTL_MS,
+      lockLeaseMs: e.CACHE_LOCK_LEASE_MS,
+      bloom: { capacity: e.CACHE_BLOOM_CAPACITY, errorRate: e.CACHE_BLOOM_ERROR_RATE },
+    },
   };
 }

@@ -6,6 +6,7 @@
 import { joinNamed } from '../compose.js';
 import { accessLogKeys } from './access-logs/keys.js';
 import { adKeys } from './ads/keys.js';
+import { cacheKeys } from './cache/keys.js';
 import { chatKeys } from './chat/keys.js';
 import { coordinationKeys } from './coordination/keys.js';
 import { documentKeys } from './documents/keys.js';
@@ -19,6 +20,7 @@ import { userKeys } from './users/keys.js';
 export const KEY_FACTORIES = {
   'access-logs': accessLogKeys,
   ads: adKeys,
+  cache: cacheKeys,
   chat: chatKeys,
   coordination: coordinationKeys,
   documents: documentKeys,

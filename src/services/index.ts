@@ -11,6 +11,7 @@ import { keyspace } from '../redis/keys.js';
 import { replicaWait } from '../redis/replicas.js';
 import { createAccessLogs } from './access-logs/index.js';
 import { createAds } from './ads/index.js';
+import { createCache } from './cache/index.js';
 import { createChat } from './chat/index.js';
 import { createCoordination } from './coordination/index.js';
 import { createDocuments } from './documents/index.js';
@@ -114,6 +115,7 @@ export function createServices(redis: RedisClient, config: Config, log: Logger, 
   return new Composer({ redis, space, replicated, config, log, now }, {}, [])
     .add(createMailbox)
     .add(createOps)
+    .add(createCache)
     .add(createUsers)
     .add(createCoordination)
     .add(createChat)

@@ -103,6 +103,17 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       return Number(await redis.get(shards));
     },
 
+    /** The ids of the documents of one shard, in batches (ZSCAN: what the documents' Bloom filter is filled from). */
+    async *documentIds({ shard: s }: { shard: Shard }): AsyncGenerator<string[]> {
+      let cursor = '0';
+      do {
+        const [next, flat] = await redis.zscan(s.updated, cursor, 'COUNT', 1000);
+        cursor = next;
+        const ids = flat.filter((_, i) => i % 2 === 0);
+        if (ids.length > 0) yield ids;
+      } while (cursor !== '0');
+    },
+
     async readDocumentState({ shard: s, id }: { shard: Shard; id: string }): Promise<DocumentState> {
       const [version, author, words] = await redis.hmget(s.doc(id), 'ver', 'author', 'words');
       return { version: version ?? '0', author: author ?? null, words: words ? words.split(' ') : [] };

@@ -38,6 +38,23 @@ export function userCommands(redis: RedisClient, space: Keyspace, replicated: Re
       return found.map((n) => n === 1);
     },
 
+    /**
+     * Every username with a profile, in batches: a SCAN of every master (what the users' Bloom filter is filled
+     * from; the directory lacks system users and sign-ups cut short).
+     */
+    async *usernames(): AsyncGenerator<string[]> {
+      const pattern = k.userProfile('*');
+      for (const node of 'nodes' in redis ? redis.nodes('master') : [redis]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          cursor = next;
+          const names = keys.map((key) => key.slice(key.indexOf('{') + 1, key.lastIndexOf('}')));
+          if (names.length > 0) yield names;
+        } while (cursor !== '0');
+      }
+    },
+
     /** Lists `username` in the directory (again: listing is idempotent). */
     async addToDirectory(a: { username: string }): Promise<void> {
       await redis.zadd(k.userDirectory(), 0, a.username);

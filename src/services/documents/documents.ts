@@ -9,6 +9,7 @@ import { badInput, forbidden, notFound } from '../../errors.js';
 import type { DocumentCommands, DocumentState, Shard } from '../../redis/documents/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import { whileChanged } from '../shared/changes.js';
+import type { BloomFilter, Cache } from '../cache/index.js';
 import { userText } from '../shared/text.js';
 import type { AdminService } from '../users/admins.js';
 import type { Shards } from './shards.js';
@@ -43,6 +44,12 @@ export interface DocumentServiceDeps {
   admins: AdminService;
   /** SEARCH_TITLE_WEIGHT and MAX_DOCUMENT_BYTES. */
   options: { titleWeight: number; documentBytes: number };
+  /**
+   * Which ids exist: every id ever created is added to `filter` before its document is created (a crash between
+   * leaves an id the filter has and the index lacks, which costs a read, never a wrong refusal), and `absent` keeps
+   * for a while the ids a read found nothing for (deleted ones, and the filter's false positives).
+   */
+  known: { filter: BloomFilter; absent: Cache<DocumentSummary> };
 }
 
 export class DocumentService {
@@ -50,9 +57,16 @@ export class DocumentService {
   private readonly shards: Shards;
   private readonly admins: AdminService;
   private readonly options: { titleWeight: number; documentBytes: number };
+  private readonly known: DocumentServiceDeps['known'];
 
   constructor(deps: DocumentServiceDeps) {
-    ({ commands: this.commands, shards: this.shards, admins: this.admins, options: this.options } = deps);
+    ({
+      commands: this.commands,
+      shards: this.shards,
+      admins: this.admins,
+      options: this.options,
+      known: this.known,
+    } = deps);
   }
 
   /** Creates or replaces document `id` as `user` (only its author or an admin replaces it). */
@@ -65,8 +79,11 @@ export class DocumentService {
     const { frequencies, length } = termFrequencies({ title, content, titleWeight: this.options.titleWeight });
     const key = titleKey(title);
     let author = user;
-    const stored = await this.change({ id, user }, (shard, state, isAdmin) => {
+    let created = false;
+    const stored = await this.change({ id, user }, async (shard, state, isAdmin) => {
       author = state.author ?? user;
+      created = state.version === '0';
+      if (created) await this.known.filter.add({ item: id });
       return this.commands.indexDocument({
         shard,
         id,
@@ -82,6 +99,8 @@ export class DocumentService {
         dropped: state.words.filter((w) => !frequencies.has(w)),
       });
     });
+    // A lookup of the id before it existed may have left a negative entry.
+    if (created) await this.known.absent.invalidate({ keys: [id] });
     const { updatedMs, votes, viewerVoted } = stored;
     return { id, title, content, author, updatedAt: new Date(updatedMs), votes, viewerVoted };
   }
@@ -101,6 +120,14 @@ export class DocumentService {
     const votes = await this.commands.voteDocument({ shard: this.shards.of(id), id, user });
     if (isRefused(votes)) throw refusal(votes, id);
     return this.documentNow({ id, user });
+  }
+
+  /**
+   * Document `id` (parsed) as `read` loads it, unless it is known not to exist: an id the Bloom filter never had, or
+   * one a read found nothing for a short while ago (a negative entry), is null without a read of the index.
+   */
+  lookup<D extends DocumentSummary>({ id, read }: { id: string; read: () => Promise<D | null> }): Promise<D | null> {
+    return this.known.absent.get({ key: id, compute: read }) as Promise<D | null>;
   }
 
   /**

@@ -1,6 +1,7 @@
 /** The documents domain: documents, votes and search over the sharded chapter-7 index. */
 import DataLoader from 'dataloader';
 import { documentCommands } from '../../redis/documents/commands.js';
+import type { CacheService } from '../cache/index.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { AdminService } from '../users/admins.js';
@@ -40,7 +41,11 @@ function documentLoader(documents: DocumentService, viewer: string | null): Docu
   const summaries = new DataLoader<string, DocumentSummary | null>((ids) => documents.summaries(viewer, { ids }));
   const loader = (reading: Reading<boolean>) => (reading.content ? full : summaries);
   return {
-    load: async (id: string, reading: Reading<boolean>) => loader(reading).load(parseDocumentId(id)),
+    // An id from a client: one that was never created is turned away before the index is read.
+    load: async (id: string, reading: Reading<boolean>) => {
+      const parsed = parseDocumentId(id);
+      return documents.lookup({ id: parsed, read: () => loader(reading).load(parsed) });
+    },
     loadMany: async (ids: readonly string[], reading: Reading<boolean>) =>
       (await loader(reading).loadMany(ids)).map((d) => {
         if (d instanceof Error) throw d;
@@ -60,11 +65,21 @@ function documentLoader(documents: DocumentService, viewer: string | null): Docu
 
 export function createDocuments(
   { redis, space, config, log }: Base,
-  { admins, semaphores }: { admins: AdminService; semaphores: SemaphoreService },
+  { admins, semaphores, caches }: { admins: AdminService; semaphores: SemaphoreService; caches: CacheService },
 ): Domain<{ documents: DocumentService; search: SearchService }, DocumentLoaders> {
   const commands = documentCommands(redis, space);
   const shards = new Shards({ commands, count: config.search.shards });
-  const documents = new DocumentService({ commands, shards, admins, options: config.search });
+  // Filled once from every shard's ids when a lookup first finds it not ready (src/services/cache/bloom.ts).
+  const filter = caches.filter({
+    name: 'documents',
+    source: async function* () {
+      await shards.ready();
+      for (const shard of shards.all) yield* commands.documentIds({ shard });
+    },
+  });
+  const absent = caches.cache<DocumentSummary>({ name: 'documents', values: false, filter });
+  const known = { filter, absent };
+  const documents = new DocumentService({ commands, shards, admins, options: config.search, known });
   return {
     services: {
       documents,

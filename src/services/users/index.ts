@@ -1,6 +1,7 @@
 /** The users domain: users and the directory, sessions, admin grants. */
 import DataLoader from 'dataloader';
 import { userCommands } from '../../redis/users/commands.js';
+import type { CacheService } from '../cache/index.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { RateLimits } from '../ops/limits.js';
 import type { Base, Domain } from '../shared/domain.js';
@@ -15,7 +16,7 @@ export interface UserLoaders {
 
 export function createUsers(
   { redis, space, replicated, config, log }: Base,
-  { poller, limits }: { poller: MailboxPoller; limits: RateLimits },
+  { poller, limits, caches }: { poller: MailboxPoller; limits: RateLimits; caches: CacheService },
 ): Domain<{ sessions: SessionService; users: UserService; admins: AdminService }, UserLoaders> {
   const commands = userCommands(redis, space, replicated);
   const sessions = new SessionService({
@@ -25,8 +26,11 @@ export function createUsers(
     log,
   });
   const admins = new AdminService({ commands, shortcut: config.adminUsers });
+  // Filled once by a SCAN of the profiles when a lookup first finds it not ready (src/services/cache/bloom.ts).
+  const filter = caches.filter({ name: 'users', source: () => commands.usernames() });
+  const known = { filter, absent: caches.cache<true>({ name: 'users', values: false, filter }) };
   return {
-    services: { sessions, users: new UserService({ commands, sessions, limits }), admins },
+    services: { sessions, users: new UserService({ commands, sessions, limits, known }), admins },
     loaders: () => ({ isAdmin: new DataLoader((usernames) => admins.areAdmins({ usernames })) }),
     close: () => Promise.resolve(sessions.stop()),
   };

@@ -7,6 +7,7 @@
  * adds the name again (ZADD is idempotent). Nothing is ever lost, only repeated.
  */
 import type { UserCommands } from '../../redis/users/commands.js';
+import type { BloomFilter, Cache } from '../cache/index.js';
 import { badInput, conflict, unauthenticated } from '../../errors.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 import { checkPage, type Page } from '../shared/paging.js';
@@ -53,15 +54,22 @@ export interface UserDeps {
   commands: UserCommands;
   sessions: SessionService;
   limits: RateLimits;
+  /**
+   * Which usernames exist: each is added to `filter` before its profile is created (a crash between leaves a name
+   * the filter has and Redis lacks, which costs a read, never a wrong refusal); `absent` keeps for a while the names
+   * a read found no user for (the filter's false positives).
+   */
+  known: { filter: BloomFilter; absent: Cache<true> };
 }
 
 export class UserService {
   private readonly commands: UserCommands;
   private readonly sessions: SessionService;
   private readonly limits: RateLimits;
+  private readonly known: UserDeps['known'];
 
   constructor(deps: UserDeps) {
-    ({ commands: this.commands, sessions: this.sessions, limits: this.limits } = deps);
+    ({ commands: this.commands, sessions: this.sessions, limits: this.limits, known: this.known } = deps);
   }
 
   /** Signs up (sign-ups per address are limited). */
@@ -72,16 +80,23 @@ export class UserService {
       throw badInput('username', `names starting with "${SYSTEM_PREFIX}" are reserved`);
     checkPassword(input.password);
     const passwordHash = await hashPassword(input.password);
-    if (!(await this.commands.signUp({ username, passwordHash, createdAt: Date.now() }))) {
-      throw conflict(`username "${username}" is taken`);
-    }
+    if (!(await this.create({ username, passwordHash }))) throw conflict(`username "${username}" is taken`);
     await this.commands.addToDirectory({ username });
     return { token: await this.sessions.create({ username }), user: { username } };
   }
 
   /** A user nobody signs in as (the access-log processors); nothing when it exists. Not listed in the directory. */
   async createSystemUser({ username }: { username: string }): Promise<void> {
-    await this.commands.signUp({ username, passwordHash: '!', createdAt: Date.now() });
+    await this.create({ username, passwordHash: '!' });
+  }
+
+  /** Creates the profile unless the name is taken (false): the name goes into the filter first. */
+  private async create({ username, passwordHash }: { username: string; passwordHash: string }): Promise<boolean> {
+    await this.known.filter.add({ item: username });
+    const created = await this.commands.signUp({ username, passwordHash, createdAt: Date.now() });
+    // A lookup of the name before it existed may have left a negative entry.
+    if (created) await this.known.absent.invalidate({ keys: [username] });
+    return created;
   }
 
   /** Signs in (failed sign-ins per address and username are limited). */
@@ -117,7 +132,11 @@ export class UserService {
 
   /** The usernames among `usernames` that belong to no user. */
   async unknown({ usernames }: { usernames: readonly string[] }): Promise<string[]> {
-    const exist = await this.commands.exist({ usernames });
-    return usernames.filter((_, i) => !exist[i]);
+    // Names the filter never had, or a read found no user for a short while ago, are not read again.
+    const exist = await this.known.absent.getMany({
+      keys: usernames,
+      compute: async (names) => (await this.commands.exist({ usernames: names })).map((e) => (e ? true : null)),
+    });
+    return usernames.filter((_, i) => exist[i] === null);
   }
 }
