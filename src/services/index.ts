@@ -41,7 +41,10 @@ export class Composer<S extends object, L extends object> {
 
   build() {
     const domains = this.domains;
-    joinNamed('service', [this.services, { loaders: 0, handlers: 0, jobs: 0, metrics: 0, close: 0, replicated: 0 }]);
+    joinNamed('service', [
+      this.services,
+      { loaders: 0, handlers: 0, jobs: 0, domainMetrics: 0, close: 0, replicated: 0 },
+    ]);
     // Loaders are made per operation: their names are checked once, here, on an anonymous viewer's set.
     const loaderSets = domains.map((d) => d.loaders?.(null) ?? {});
     joinNamed('loader', loaderSets);
@@ -64,8 +67,8 @@ export class Composer<S extends object, L extends object> {
       /** What the worker runs. */
       handlers: domains.flatMap((d) => d.handlers ?? []),
       jobs: domains.flatMap((d) => d.jobs ?? []),
-      /** What the domains report to `GET /metrics`. */
-      metrics: domains.flatMap((d) => d.metrics ?? []),
+      /** What the domains report to `GET /metrics` (their `metrics`; `metrics` is the telemetry's service). */
+      domainMetrics: domains.flatMap((d) => d.metrics ?? []),
       /** Stops every domain, the last created first (the caller owns `redis`). */
       async close(): Promise<void> {
         for (const d of [...domains].reverse()) await d.close?.();
