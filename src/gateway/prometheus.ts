@@ -124,6 +124,7 @@ export class GatewayMetrics {
     this.registerOperations();
     this.registerConnections();
     for (const metric of services.domainMetrics) this.registerDomainMetric(metric);
+    processMetrics(); // from the start, so that its counters (GC, CPU) cover the process's whole life
     // The queues are named by the domains' task handlers, which the coordination domain cannot know when it is made.
     this.registerDomainMetric(
       queueDepths(services.queues, () => [...new Set(services.handlers.map((h) => h.queue))].sort()),

@@ -66,6 +66,7 @@ describe('GET /metrics', () => {
     expect(m.value('gateway_operation_errors_total', { operation: 'Me', code: 'NOT_FOUND' })).toBeUndefined();
     expect(m.value('gateway_requests_refused_total', { code: 'BAD_USER_INPUT' })).toBe(1);
     expect(m.value('gateway_requests_refused_total', { code: 'PERSISTED_QUERY_NOT_FOUND' })).toBe(1);
+    expect(m.value('gateway_requests_refused_total', { code: 'NOT_FOUND' })).toBeUndefined();
     expect(m.value('gateway_http_responses_total', { status: '200' })).toBeGreaterThanOrEqual(8);
     expect(m.value('gateway_subscriptions', { transport: 'ws' })).toBe(1);
     expect(m.value('gateway_subscriptions', { transport: 'sse' })).toBe(1);
@@ -104,6 +105,8 @@ describe('GET /metrics', () => {
     for (let i = 0; i < 5; i++) {
       const m = await scrape(metricsUrl(t));
       expect(m.value('gateway_rate_limit_refusals_total', { limit: 'operations' })).toBe(2);
+      expect(m.value('gateway_operation_errors_total', { operation: 'anonymous', code: 'BUSY' })).toBe(2);
+      expect(m.value('gateway_requests_refused_total', { code: 'BUSY' })).toBeUndefined();
     }
     const signUps = await startTestApp({ SIGNUPS_PER_MINUTE: '1' });
     await signUps.signUp();

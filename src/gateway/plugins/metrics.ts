@@ -17,6 +17,27 @@ function operationName(document: unknown, name: unknown): string | undefined {
 }
 
 type Result = { errors?: readonly GraphQLError[] } | AsyncIterable<unknown>;
+type Finish = (args: TimedArgs, started: number, result: Result) => void;
+interface TimedArgs {
+  document: unknown;
+  operationName?: unknown;
+}
+
+/**
+ * The hooks of one execution, as an instance rather than closures: a request's hooks cost no function objects, and
+ * envelop calls them as methods.
+ */
+class ExecutionTiming {
+  constructor(
+    private readonly finish: Finish,
+    private readonly args: TimedArgs,
+    private readonly started: number,
+  ) {}
+
+  onExecuteDone({ result }: { result: unknown }): void {
+    this.finish(this.args, this.started, result as Result);
+  }
+}
 
 /**
  * `record` gets the operation's name as the client sent it (undefined without one), bounds it itself and returns the
@@ -26,37 +47,31 @@ export function useOperationMetrics(
   record: (timing: OperationTiming) => string | undefined,
   prometheus: GatewayMetrics,
 ): Plugin<Context & { request?: Request }> {
-  /** HTTP requests that reached an operation: the others were refused, with the errors of their result. */
-  const served = new WeakSet<Request>();
-  const timed = (args: { document: unknown; operationName?: unknown; contextValue: unknown }) => {
-    const { request } = args.contextValue as { request?: Request };
-    if (request) served.add(request);
-    const started = performance.now();
-    return (result: Result) => {
-      const seconds = (performance.now() - started) / 1000;
-      const name = record({ operation: operationName(args.document, args.operationName), seconds });
-      prometheus.operation(name, seconds, isAsyncIterable(result) ? undefined : result.errors);
-    };
+  const finish: Finish = (args, started, result) => {
+    const seconds = (performance.now() - started) / 1000;
+    const name = record({ operation: operationName(args.document, args.operationName), seconds });
+    prometheus.operation(name, seconds, isAsyncIterable(result) ? undefined : result.errors);
   };
   return {
     onExecute({ args }) {
-      const done = timed(args);
-      return { onExecuteDone: ({ result }) => done(result as Result) };
+      return new ExecutionTiming(finish, args, performance.now());
     },
     onSubscribe({ args }) {
-      const done = timed(args);
+      const started = performance.now();
       const { request } = args.contextValue as { request?: Request };
       return {
         onSubscribeResult({ result }) {
-          done(result as Result);
+          finish(args, started, result as Result);
           if (!request || !isAsyncIterable(result)) return;
           // Over WebSocket, ws.ts counts the live subscriptions at the scrape: no hook for each of them.
           return { onEnd: prometheus.sseSubscription() };
         },
       };
     },
-    onResultProcess({ request, result }) {
-      if (served.has(request) || Array.isArray(result) || isAsyncIterable(result)) return;
+    onResultProcess({ serverContext, result }) {
+      // An HTTP request's context is its server context, extended: the services are there once yoga built the
+      // operation's context, after parsing and validation, so a result without them was refused before.
+      if ((serverContext as Partial<Context>).services || Array.isArray(result) || isAsyncIterable(result)) return;
       const { errors } = result as { errors?: readonly GraphQLError[] };
       if (errors?.length) prometheus.refusedRequest(errors);
     },
