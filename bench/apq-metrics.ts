@@ -1,12 +1,20 @@
 /**
- * What GET /metrics' figures and automatic persisted queries cost `{ me }` in HTTP throughput, against METRICS=off
- * in the same run (`npm run bench:apq-metrics`; issue 26, bench (d)). How it measures: docs/benchmarks.md.
+ * What GET /metrics' figures and automatic persisted queries cost `{ me }`, against METRICS=off in the same run
+ * (`npm run bench:apq-metrics`; issue 26, bench (d)): HTTP throughput of gateway processes, then the time of an
+ * operation inside the gateway (yoga's fetch, in this process: no HTTP, no load generator, no other process's
+ * CPU placement). How it measures: docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { GatewayMetrics } from '../src/gateway/prometheus.js';
+import { createGatewayYoga } from '../src/gateway/yoga.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
+import { createServices } from '../src/services/index.js';
 import {
   HOST,
   alternate,
@@ -34,6 +42,9 @@ const WARMUP_SECONDS = 1;
 const CONNECTIONS = 50;
 /** Each target's median against METRICS=off's. */
 const AIM = 0.95;
+/** In-process: operations per round and target, and how many are in flight at once. */
+const IN_PROCESS_OPERATIONS = positiveInt('BENCH_OPERATIONS', 20_000);
+const IN_PROCESS_CONCURRENCY = 50;
 
 const ME_QUERY = 'query Me { me { id } }';
 const ME_HASH = createHash('sha256').update(ME_QUERY).digest('hex');
@@ -220,6 +231,122 @@ async function main(): Promise<number> {
     return 1;
   }
   console.log('answers and counts checked');
+  return inProcess(redisServer.url, variants);
+}
+
+/** This tree's modules, or (a variant with an `entry`) those of the commit checked out beside it. */
+async function modulesOf(variant: Variant) {
+  if (!variant.entry)
+    return { loadConfig, createLogger, createRedisClient, createServices, createGatewayYoga, GatewayMetrics };
+  const src = path.dirname(variant.entry);
+  const load = (file: string) => import(path.join(src, file)) as Promise<Record<string, unknown>>;
+  const [config, logger, clients, services, yoga] = await Promise.all(
+    ['config.ts', 'logger.ts', 'redis/clients.ts', 'services/index.ts', 'gateway/yoga.ts'].map(load),
+  );
+  return {
+    loadConfig: config!.loadConfig as typeof loadConfig,
+    createLogger: logger!.createLogger as typeof createLogger,
+    createRedisClient: clients!.createRedisClient as typeof createRedisClient,
+    createServices: services!.createServices as typeof createServices,
+    // Its createGatewayYoga may take no `prometheus`: it ignores what it does not know.
+    createGatewayYoga: yoga!.createGatewayYoga as typeof createGatewayYoga,
+    GatewayMetrics: undefined,
+  };
+}
+
+/**
+ * The same three variants inside this process: a yoga of each (the gateway's, on the services of its own KEY_PREFIX),
+ * `IN_PROCESS_OPERATIONS` operations through its fetch, 50 at a time, in rounds alternating as above; µs per operation.
+ */
+async function inProcess(redisUrl: string, variants: Variant[]): Promise<number> {
+  const apps = [];
+  for (const [i, variant] of variants.entries()) {
+    const m = await modulesOf(variant);
+    const log = m.createLogger('silent');
+    const config = m.loadConfig({
+      REDIS_URL: redisUrl,
+      KEY_PREFIX: `bench-apq-metrics-in-${i}:`,
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'production',
+      RATE_LIMIT_PER_MINUTE: '0',
+      SIGNUPS_PER_MINUTE: '0',
+      METRICS: variant.metrics,
+    });
+    if (config.redis.kind !== 'url') throw new Error('the bench runs on its own redis-server');
+    const redis = m.createRedisClient(config.redis, log);
+    const services = m.createServices(redis, config, log);
+    const prometheus = m.GatewayMetrics && new m.GatewayMetrics({ config, services, log });
+    const yoga = m.createGatewayYoga({ config, services, log, prometheus: prometheus! });
+    const context = { address: HOST, requestId: 'bench', log };
+    const call = async (body: unknown, token?: string) => {
+      const headers = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
+      const res = await yoga.fetch(
+        `http://${HOST}/graphql`,
+        { method: 'POST', headers, body: JSON.stringify(body) },
+        context,
+      );
+      return res.text();
+    };
+    const signUp = await call({
+      query: `mutation { signUp(username: "bench_in_${i}", password: "benchpassword") { token } }`,
+    });
+    const token = (JSON.parse(signUp) as { data: { signUp: { token: string } } }).data.signUp.token;
+    const expected = await call({ query: ME_QUERY, operationName: 'Me' }, token);
+    if (variant.apq) await call({ query: ME_QUERY, operationName: 'Me', extensions: PERSISTED }, token);
+    const body = variant.apq
+      ? { operationName: 'Me', extensions: PERSISTED }
+      : { query: ME_QUERY, operationName: 'Me' };
+    apps.push({ variant, close: () => services.close(), redis, call: () => call(body, token), expected });
+  }
+  const micros = apps.map((): number[] => []);
+  let wrong = 0;
+  for (let round = 0; round <= ROUNDS; round++) {
+    const order = apps.map((_, i) => i);
+    if (round % 2 === 0) order.reverse();
+    for (const i of order) {
+      const app = apps[i]!;
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: IN_PROCESS_CONCURRENCY }, async () => {
+          while (next++ < IN_PROCESS_OPERATIONS) if ((await app.call()) !== app.expected) wrong++;
+        }),
+      );
+      // Round 0 warms up and is not kept.
+      if (round > 0) micros[i]!.push(((performance.now() - started) * 1000) / IN_PROCESS_OPERATIONS);
+    }
+    progress(`in-process round ${round}/${ROUNDS}`);
+  }
+  const base = median(micros[0]!);
+  const before = apps.findIndex((app) => app.variant.entry);
+  console.log(
+    `\nin process: ${ROUNDS} rounds (after one discarded) of ${IN_PROCESS_OPERATIONS} operations per target, ${IN_PROCESS_CONCURRENCY} at a time, through the gateway's yoga (no HTTP)`,
+  );
+  console.table(
+    apps.map((app, i) => {
+      const m = median(micros[i]!);
+      const b = before >= 0 ? median(micros[before]!) : undefined;
+      return {
+        target: app.variant.name,
+        ...Object.fromEntries(micros[i]!.map((x, r) => [`round ${r + 1}`, Number(x.toFixed(1))])),
+        'median µs/op': Number(m.toFixed(2)),
+        'µs/op more than off': Number((m - base).toFixed(2)),
+        'speed vs off': Number((base / m).toFixed(3)),
+        ...(b === undefined
+          ? {}
+          : { 'µs/op more than before': Number((m - b).toFixed(2)), 'speed vs before': Number((b / m).toFixed(3)) }),
+      };
+    }),
+  );
+  for (const app of apps) {
+    await app.close();
+    await closeRedisClient(app.redis);
+  }
+  if (wrong > 0) {
+    console.log(`FAILED: ${wrong} in-process answers differed from the expected one; the figures are not valid`);
+    return 1;
+  }
+  console.log('in-process answers checked');
   return 0;
 }
 
