@@ -1,11 +1,12 @@
 /**
- * buildApp(): the services, graphql-yoga, the HTTP server and graphql-ws on its path, joined. It does not listen;
- * server.ts and the tests do.
+ * buildApp(): the services, graphql-yoga, the HTTP server and graphql-ws on its path, and GET /metrics over them,
+ * joined. It does not listen; server.ts and the tests do.
  */
 import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import { closeHttpServer, createHttpServer } from './gateway/http.js';
 import { serveWebSocket } from './gateway/ws.js';
+import { GatewayMetrics } from './gateway/prometheus.js';
 import { createGatewayYoga } from './gateway/yoga.js';
 import type { LogForward, Logger } from './logger.js';
 import type { RedisClient } from './redis/clients.js';
@@ -32,9 +33,11 @@ export function buildApp({
 }): App {
   const services = createServices(redis, config, log);
   logForward?.attach(gatewayLogSink(services.logs));
-  const yoga = createGatewayYoga({ config, services, log });
-  const server = createHttpServer(yoga, config.limits, log);
-  const ws = serveWebSocket(server, { yoga, services, config, log });
+  const prometheus = new GatewayMetrics({ config, services, log });
+  const yoga = createGatewayYoga({ config, services, log, prometheus });
+  const server = createHttpServer(yoga, config.limits, log, prometheus);
+  const ws = serveWebSocket(server, { yoga, services, config, log, prometheus });
+  prometheus.watch({ server, sockets: () => ws.stats() });
   let closing: Promise<void> | undefined;
   return {
     server,

@@ -7,6 +7,8 @@ import { z } from 'zod';
 
 /** MAX_DOCUMENT_BYTES when unset, lowered to MAX_REQUEST_BYTES when that is smaller. */
 const DOCUMENT_BYTES_DEFAULT = 256 * 1024;
+/** APQ_MAX_DOCUMENT_BYTES when unset, lowered to MAX_REQUEST_BYTES when that is smaller. */
+const APQ_DOCUMENT_BYTES_DEFAULT = 16 * 1024;
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const list = z
@@ -86,6 +88,10 @@ const EnvSchema = z.object({
   METRICS_FLUSH_MS: intFrom(10, 60_000).default(1000),
   METRICS_NAMES_MAX: intFrom(1, 1_000_000).default(1000),
   COUNTER_CLEAN_MS: intFrom(1000, 86_400_000).default(60_000),
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+
+  APQ_MAX_ENTRIES: intFrom(1, 10_000_000).default(5000),
+  APQ_MAX_DOCUMENT_BYTES: intFrom(256, 1024 * 1024 * 1024).optional(),
 
   LOG_PROCESSORS: intFrom(1, 16).default(3),
   LOG_POLL_MS: intFrom(10, 600_000).default(1000),
@@ -210,7 +216,11 @@ export interface Config {
     cleanMs: number;
     /** Distinct counter names the deployment keeps (operation names come from clients); more count as `other`. */
     namesMax: number;
+    /** METRICS_TOKEN: `GET /metrics` wants `Authorization: Bearer <token>`; undefined: it is open. */
+    token: string | undefined;
   };
+  /** Automatic persisted queries: the store in Redis holds at most `maxEntries` documents of `maxDocumentBytes` each. */
+  persistedQueries: { maxEntries: number; maxDocumentBytes: number };
   accessLogs: {
     /** Processors that share each uploaded access log (each takes every Nth line). */
     processors: number;
@@ -294,6 +304,9 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   if (e.MAX_DOCUMENT_BYTES !== undefined && e.MAX_REQUEST_BYTES < e.MAX_DOCUMENT_BYTES) {
     throw new ConfigError('invalid environment: MAX_REQUEST_BYTES must be at least MAX_DOCUMENT_BYTES');
   }
+  if (e.APQ_MAX_DOCUMENT_BYTES !== undefined && e.MAX_REQUEST_BYTES < e.APQ_MAX_DOCUMENT_BYTES) {
+    throw new ConfigError('invalid environment: MAX_REQUEST_BYTES must be at least APQ_MAX_DOCUMENT_BYTES');
+  }
   if (e.WORKER_TIMEOUT_MS < 2 * e.WORKER_HEARTBEAT_MS) {
     throw new ConfigError('invalid environment: WORKER_TIMEOUT_MS must be at least twice WORKER_HEARTBEAT_MS');
   }
@@ -364,6 +377,11 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       flushMs: e.METRICS_FLUSH_MS,
       cleanMs: e.COUNTER_CLEAN_MS,
       namesMax: e.METRICS_NAMES_MAX,
+      token: e.METRICS_TOKEN,
+    },
+    persistedQueries: {
+      maxEntries: e.APQ_MAX_ENTRIES,
+      maxDocumentBytes: e.APQ_MAX_DOCUMENT_BYTES ?? Math.min(APQ_DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
     accessLogs: {
       processors: e.LOG_PROCESSORS,

@@ -20,8 +20,11 @@ export function fromAppError(error: AppError): GraphQLError {
   return createGraphQLError(error.message, { extensions: error.extensions });
 }
 
-/** The codes of docs/api.md. An error GraphQL itself raises with any other code is about the request: BAD_USER_INPUT. */
-const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR']);
+/**
+ * The codes of docs/api.md, and Apollo's PERSISTED_QUERY_NOT_FOUND (which APQ clients look for). An error GraphQL
+ * itself raises with any other code is about the request: BAD_USER_INPUT.
+ */
+const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR', 'PERSISTED_QUERY_NOT_FOUND']);
 
 /** Relabels, in place, an error about the request itself, so yoga keeps its HTTP status and does not log it. */
 function markBadUserInput(error: GraphQLError): void {
@@ -50,6 +53,14 @@ export function maskError(error: unknown, message: string): Error {
   // Raised by graphql-js or yoga about the request itself (syntax, variables, operation name, body size).
   if (!PUBLIC_CODES.has(String(error.extensions?.code))) markBadUserInput(error);
   return error;
+}
+
+/** The public code an error leaves the gateway with (what maskError gives it), for GET /metrics. */
+export function publicCode(error: unknown): string {
+  if (AppError.is(error)) return error.code;
+  if (isGraphQLError(error) && AppError.is(error.originalError)) return error.originalError.code;
+  const code = (maskError(error, '') as GraphQLError).extensions?.code;
+  return typeof code === 'string' && PUBLIC_CODES.has(code) ? code : 'INTERNAL_SERVER_ERROR';
 }
 
 /**

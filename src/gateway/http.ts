@@ -2,17 +2,24 @@
  * The HTTP server in front of yoga: a request id per request (from `x-request-id` when sane, else a new UUID),
  * echoed back and carried by its log line; requests that must arrive whole within REQUEST_TIMEOUT_MS (checked every
  * second at most, so a client trickling bytes gets 408 rather than holding a socket for Node's default five
- * minutes); at most MAX_CONNECTIONS connections; and a graceful close.
+ * minutes); at most MAX_CONNECTIONS connections; `GET /metrics` (gateway/prometheus.ts), beside yoga; and a
+ * graceful close.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { METRICS_PATH, type GatewayMetrics } from './prometheus.js';
 import type { GatewayYoga } from './yoga.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-export function createHttpServer(yoga: GatewayYoga, limits: Config['limits'], log: Logger): Server {
+export function createHttpServer(
+  yoga: GatewayYoga,
+  limits: Config['limits'],
+  log: Logger,
+  prometheus: GatewayMetrics,
+): Server {
   const requestTimeout = limits.requestTimeoutMs;
   const options = {
     requestTimeout,
@@ -24,7 +31,8 @@ export function createHttpServer(yoga: GatewayYoga, limits: Config['limits'], lo
     const requestId = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
     const started = performance.now();
     res.setHeader('x-request-id', requestId);
-    res.once('finish', () =>
+    res.once('finish', () => {
+      if (prometheus.enabled) prometheus.response(res.statusCode);
       log.info(
         {
           requestId,
@@ -34,8 +42,17 @@ export function createHttpServer(yoga: GatewayYoga, limits: Config['limits'], lo
           ms: Math.round((performance.now() - started) * 10) / 10,
         },
         'request',
-      ),
-    );
+      );
+    });
+    // Not GraphQL: no operation, no rate limit; the scrape reads what is counted in memory (and the domains' figures).
+    if (req.url === METRICS_PATH || req.url?.startsWith(`${METRICS_PATH}?`)) {
+      prometheus.serve(req, res).catch((err: unknown) => {
+        log.error({ err, requestId }, 'GET /metrics failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('Unexpected error.\n');
+      });
+      return;
+    }
     void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
   });
   server.maxConnections = limits.connections;

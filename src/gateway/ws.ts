@@ -2,6 +2,8 @@
  * graphql-ws on the HTTP server's path, through yoga's envelop (the same parse, validation, context and plugins as
  * HTTP). A socket opened with a token is watched: its revocation (heard from any process) or the expiry of its
  * session closes it with 4403. Operations per socket are bounded; `markRead: true` counts what the client confirmed.
+ * A subscribe message may name a persisted query by its hash alone (APQ). GET /metrics counts the sockets and their
+ * live subscriptions when it is scraped, nothing per message.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -13,6 +15,7 @@ import type {
   parse as graphqlParse,
   validate as graphqlValidate,
 } from 'graphql';
+import { isAsyncIterable } from 'graphql-yoga';
 import type { Context as WsContext } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
@@ -20,6 +23,8 @@ import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services/index.js';
 import { graphQLError, maskError } from './errors.js';
+import { persistedDocument, persistedHash, type WithParams } from './plugins/persisted-queries.js';
+import type { GatewayMetrics, SocketStats } from './prometheus.js';
 import { serveGraphQLOverWebSocket, type SocketExtra } from './sockets.js';
 import { GRAPHQL_PATH, type GatewayYoga, type ServerContext } from './yoga.js';
 
@@ -81,15 +86,28 @@ class SocketOperationContext implements ServerContext {
 
 export function serveWebSocket(
   server: Server,
-  { yoga, services, config, log }: { yoga: GatewayYoga; services: Services; config: Config; log: Logger },
-): { dispose(): Promise<void> } {
+  {
+    yoga,
+    services,
+    config,
+    log,
+    prometheus,
+  }: { yoga: GatewayYoga; services: Services; config: Config; log: Logger; prometheus: GatewayMetrics },
+): { dispose(): Promise<void>; stats(): SocketStats } {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
   // ws re-emits the HTTP server's errors (a port in use); the server's owner handles and logs them (server.ts).
   wss.on('error', () => undefined);
   const requestIdOf = (ctx: WsContext<Params, Extra>) => (ctx.extra.requestId ??= randomUUID());
   const forbidden = (socket: WebSocket) => socket.close(CLOSE_FORBIDDEN, 'Forbidden: session revoked or expired');
+  /** Each acknowledged socket's graphql-ws context: GET /metrics counts the live subscriptions in them. */
+  const contexts = new WeakMap<WebSocket, WsContext<Params, Extra>>();
+  /** Errors of operations refused before they ran (parse, validation, persisted query), for GET /metrics. */
+  const refused = (errors: readonly GraphQLError[]) => {
+    if (prometheus.enabled) prometheus.refusedRequest(errors);
+    return errors;
+  };
 
-  return serveGraphQLOverWebSocket<Params, Extra>(
+  const served = serveGraphQLOverWebSocket<Params, Extra>(
     {
       execute: (args) => (args as EnvelopedArgs).rootValue.execute(args) as never,
       subscribe: (args) => (args as EnvelopedArgs).rootValue.subscribe(args) as never,
@@ -99,6 +117,7 @@ export function serveWebSocket(
       },
       onConnect: async (ctx) => {
         const { viewer, token, rejected } = await authenticate(services, ctx.connectionParams?.authorization);
+        contexts.set(ctx.extra.socket, ctx);
         if (!rejected && !viewer) return true; // anonymous connections may run public operations
         if (!viewer || !token) {
           log.info({ requestId: requestIdOf(ctx), transport: 'ws' }, 'websocket refused: bad or expired token');
@@ -130,13 +149,18 @@ export function serveWebSocket(
         const validate = enveloped.validate as typeof graphqlValidate;
         const schema = enveloped.schema as GraphQLSchema;
         let document: DocumentNode;
+        let query = payload.query;
+        const persisted = persistedHash(payload.extensions) !== undefined;
         try {
+          // A hash-only message (urql's persistedExchange for subscriptions): the registered document, or
+          // PersistedQueryNotFound, on which the client sends it again with its query.
+          if (persisted) query = (await persistedDocument(services.persistedQueries, payload)) ?? '';
           // Both may throw: parse on syntax and token limits, validate on graphql-armor's limits.
-          document = parse(payload.query);
+          document = parse(query);
           const errors = validate(schema, document);
-          if (errors.length > 0) return errors;
+          if (errors.length > 0) return refused(errors);
         } catch (err) {
-          return [maskError(err, 'Unexpected error.') as GraphQLError];
+          return refused([maskError(err, 'Unexpected error.') as GraphQLError]);
         }
         let contextValue: Context;
         try {
@@ -152,6 +176,8 @@ export function serveWebSocket(
           return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];
         }
         contextValue.confirmReceipt = ctx.extra.confirmReceipt ??= receiptConfirmer(ctx.extra.socket);
+        // What the persisted-query plugin registers once the operation is admitted, as over HTTP.
+        if (persisted) (contextValue as Context & WithParams).params = { query, extensions: payload.extensions };
         return {
           schema,
           operationName: payload.operationName,
@@ -165,4 +191,17 @@ export function serveWebSocket(
     wss,
     { sendTimeoutMs: config.websocket.sendTimeoutMs, log },
   );
+  return {
+    dispose: () => served.dispose(),
+    /** Open sockets, and the live subscriptions on them (operations whose result is a stream), counted now. */
+    stats() {
+      let subscriptions = 0;
+      for (const socket of wss.clients) {
+        const ctx = contexts.get(socket);
+        if (!ctx) continue;
+        for (const operation of Object.values(ctx.subscriptions)) if (isAsyncIterable(operation)) subscriptions++;
+      }
+      return { sockets: wss.clients.size, subscriptions };
+    },
+  };
 }

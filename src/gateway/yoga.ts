@@ -1,7 +1,8 @@
 /**
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
  * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz and /readyz, and the
- * plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry, rate limits.
+ * plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
+ * limits, automatic persisted queries (APQ).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
@@ -13,11 +14,13 @@ import type { Logger } from '../logger.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services/index.js';
 import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './errors.js';
+import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useOperationLimits } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
+import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
 
@@ -76,7 +79,17 @@ function yogaLogger(log: Logger): YogaLogger {
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-export function createGatewayYoga({ config, services, log }: { config: Config; services: Services; log: Logger }) {
+export function createGatewayYoga({
+  config,
+  services,
+  log,
+  prometheus,
+}: {
+  config: Config;
+  services: Services;
+  log: Logger;
+  prometheus: GatewayMetrics;
+}) {
   return createYoga<ServerContext, OperationContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -120,8 +133,17 @@ export function createGatewayYoga({ config, services, log }: { config: Config; s
       useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready({ timeoutMs: 1000 }) }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
-      useOperationMetrics((timing) => services.metrics.record(timing)),
-      ...(services.limits.limitsOperations ? [useOperationLimits(services.limits)] : []),
+      ...(prometheus.enabled ? [useOperationMetrics((timing) => services.metrics.record(timing), prometheus)] : []),
+      ...(services.limits.limitsOperations
+        ? [
+            useOperationLimits(
+              services.limits,
+              prometheus.enabled ? () => prometheus.rateLimit('operations') : undefined,
+            ),
+          ]
+        : []),
+      // After the limits: a document is registered only once its operation is admitted.
+      usePersistedQueries(services.persistedQueries),
       useErrorRequestIds(),
       useScopeCacheRelease(),
     ],

@@ -13,6 +13,7 @@ import { documentKeys } from './documents/keys.js';
 import { geoKeys } from './geo/keys.js';
 import type { Keyspace } from './keys.js';
 import { opsKeys } from './ops/keys.js';
+import { persistedQueryKeys } from './persisted-queries/keys.js';
 import { telemetryKeys } from './telemetry/keys.js';
 import { userKeys } from './users/keys.js';
 
@@ -26,6 +27,7 @@ export const KEY_FACTORIES = {
   documents: documentKeys,
   geo: geoKeys,
   ops: opsKeys,
+  'persisted-queries': persistedQueryKeys,
   telemetry: telemetryKeys,
   users: userKeys,
 };

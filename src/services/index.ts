@@ -18,7 +18,8 @@ import { createDocuments } from './documents/index.js';
 import { createGeo } from './geo/index.js';
 import { createMailbox } from './mailbox/index.js';
 import { createOps } from './ops/index.js';
-import type { Base, Domain } from './shared/domain.js';
+import { createPersistedQueries } from './persisted-queries/index.js';
+import type { Base, Domain, DomainMetric } from './shared/domain.js';
 import { createTelemetry } from './telemetry/index.js';
 import { createUsers } from './users/index.js';
 
@@ -68,8 +69,11 @@ export class Composer<S extends object, L extends object> {
       /** What the worker runs. */
       handlers: domains.flatMap((d) => d.handlers ?? []),
       jobs: domains.flatMap((d) => d.jobs ?? []),
-      /** What the domains report to `GET /metrics` (their `metrics`; `metrics` is the telemetry's service). */
-      domainMetrics: domains.flatMap((d) => d.metrics ?? []),
+      /**
+       * What the domains report to `GET /metrics` (their `metrics`; `metrics` is the telemetry's service), and the
+       * replica waits (REDIS_WAIT_REPLICAS) that fell short.
+       */
+      domainMetrics: [replicaWaitsShort(base.replicated), ...domains.flatMap((d) => d.metrics ?? [])],
       /** Stops every domain, the last created first (the caller owns `redis`). */
       async close(): Promise<void> {
         for (const d of [...domains].reverse()) await d.close?.();
@@ -77,6 +81,16 @@ export class Composer<S extends object, L extends object> {
       },
     };
   }
+}
+
+/** WAITs that timed out with fewer replicas than REDIS_WAIT_REPLICAS (the write was acknowledged and reported). */
+function replicaWaitsShort(replicated: Base['replicated']): DomainMetric {
+  return {
+    name: 'replica_waits_short_total',
+    help: 'Writes that fewer replicas than REDIS_WAIT_REPLICAS confirmed within REDIS_WAIT_TIMEOUT_MS (acknowledged anyway, and logged)',
+    type: 'counter',
+    collect: () => [{ value: replicated.short }],
+  };
 }
 
 /**
@@ -124,5 +138,6 @@ export function createServices(redis: RedisClient, config: Config, log: Logger, 
     .add(createAccessLogs)
     .add(createDocuments)
     .add(createAds)
+    .add(createPersistedQueries)
     .build();
 }

@@ -9,14 +9,19 @@ import type { AppError } from '../../errors.js';
 import { fromAppError } from '../errors.js';
 import type { RateLimits } from '../../services/ops/limits.js';
 
-export function useOperationLimits(limits: RateLimits): Plugin<Context> {
+/** `refused` is told of each operation refused (for GET /metrics). */
+export function useOperationLimits(limits: RateLimits, refused: () => void = () => undefined): Plugin<Context> {
   const check = (
     args: { contextValue: unknown },
     refuse: (result: { errors: ReturnType<typeof fromAppError>[] }) => void,
   ) => {
     const { viewer, address } = args.contextValue as Context;
     const refusal = limits.operation({ who: viewer ? `user:${viewer.username}` : `addr:${address}` });
-    const apply = (r: AppError | undefined) => r && refuse({ errors: [fromAppError(r)] });
+    const apply = (r: AppError | undefined) => {
+      if (!r) return;
+      refused();
+      refuse({ errors: [fromAppError(r)] });
+    };
     return refusal instanceof Promise ? refusal.then(apply) : void apply(refusal);
   };
   return {

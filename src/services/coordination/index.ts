@@ -1,7 +1,7 @@
 /** The coordination domain: locks, semaphores and task queues, used inside the product (the worker runs the queues). */
 import { coordinationCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
-import type { Base, Domain } from '../shared/domain.js';
+import type { Base, Domain, DomainMetric } from '../shared/domain.js';
 import { LockService } from './locks.js';
 import { QueueService } from './queues.js';
 import { SemaphoreService } from './semaphores.js';
@@ -16,6 +16,25 @@ export function createCoordination(
       locks: new LockService({ commands, poller, log }),
       semaphores: new SemaphoreService({ commands }),
       queues: new QueueService({ commands, poller, defaults: config.queues }),
+    },
+  };
+}
+
+/**
+ * The depth of task queues for `GET /metrics`, read when scraped: ready, delayed, running and failed tasks of each
+ * queue `names` gives (the queues of the task handlers, which the domains created after this one name: the
+ * composition passes them, as the `queues` field does).
+ */
+export function queueDepths(queues: QueueService, names: () => readonly string[]): DomainMetric {
+  return {
+    name: 'queue_tasks',
+    help: 'Tasks in each task queue, by state: ready, delayed (scheduled), running (taken by a worker), failed (filed)',
+    type: 'gauge',
+    collect: async () => {
+      const statuses = await Promise.all(names().map((queue) => queues.status({ queue })));
+      return statuses.flatMap(({ name, ...byState }) =>
+        Object.entries(byState).map(([state, value]) => ({ labels: { queue: name, state }, value })),
+      );
     },
   };
 }

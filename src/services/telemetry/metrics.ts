@@ -48,13 +48,17 @@ export class OperationMetrics {
     ({ counters: this.counters, stats: this.stats, logs: this.logs, options: this.options, log: this.log } = deps);
   }
 
-  /** One served operation and how long it took (every operation: in memory, no Redis). */
-  record({ operation, seconds }: OperationTiming): void {
-    if (!this.options.enabled) return;
+  /**
+   * One served operation and how long it took (every operation: in memory, no Redis). Returns the name it was
+   * counted under (bounded: `anonymous`, `other`), which `GET /metrics` labels it with; undefined with METRICS=off.
+   */
+  record({ operation, seconds }: OperationTiming): string | undefined {
+    if (!this.options.enabled) return undefined;
     const name = this.counters.add({
       name: operation !== undefined && OPERATION_NAME.test(operation) ? operation : ANONYMOUS,
     });
     this.stats.add({ context: name, type: ACCESS_TIME, value: seconds });
+    return name;
   }
 
   /** The `first` operations with the highest average access time this hour, highest first. */

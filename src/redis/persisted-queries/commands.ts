@@ -1,0 +1,40 @@
+/**
+ * The persisted queries' door to Redis: a store of GraphQL documents by SHA-256, bounded by a count with the least
+ * recently used evicted in the script that registers (src/services/persisted-queries/).
+ */
+import type { RedisClient } from '../clients.js';
+import type { Keyspace } from '../keys.js';
+import { script } from '../scripts.js';
+import { persistedQueryKeys } from './keys.js';
+
+const registerScript = script<number>('registerPersistedQuery');
+const readScript = script<string | null>('readPersistedQuery');
+const touchScript = script<number>('touchPersistedQueries');
+
+export type PersistedQueryCommands = ReturnType<typeof persistedQueryCommands>;
+
+export function persistedQueryCommands(redis: RedisClient, space: Keyspace) {
+  const k = persistedQueryKeys(space);
+  const keys = [k.persistedDocuments(), k.persistedLastUse()];
+  return {
+    /** Stores `document` under `sha256` (kept if already there), evicting the least recently used past `max`: how many went. */
+    register(a: { sha256: string; document: string; max: number }): Promise<number> {
+      return registerScript(redis, keys, [a.sha256, a.document, a.max]);
+    },
+
+    /** The document stored under `sha256` (marked used now), or null. */
+    async read(a: { sha256: string }): Promise<string | null> {
+      return (await readScript(redis, keys, [a.sha256])) ?? null;
+    },
+
+    /** Marks the documents of `sha256s` used now: how many were still stored. */
+    touch(a: { sha256s: readonly string[] }): Promise<number> {
+      return touchScript(redis, [k.persistedLastUse()], a.sha256s);
+    },
+
+    /** How many documents the store holds. */
+    size(): Promise<number> {
+      return redis.zcard(k.persistedLastUse());
+    },
+  };
+}
