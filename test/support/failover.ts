@@ -1,5 +1,7 @@
 /** What the high-availability tests share: an app's environment on a Sentinel group, a cut replica, an outage's end. */
 import { Redis } from 'ioredis';
+import type { TestApp } from './app.js';
+import { send } from './chats.js';
 import type { RedisProcess, SentinelGroup } from './redis-servers.js';
 
 /** The environment of an app on `group`'s master, found through its Sentinels. */
@@ -40,4 +42,26 @@ export async function afterOutage<T>(attempt: () => Promise<T>, timeoutMs = 30_0
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+}
+
+/**
+ * Sends `count` messages to `chatId` at once while the replicas are cut off, and lets them run again (`resume`) half a
+ * second later: how many sends had been acknowledged by then, and the ids of all once they are.
+ */
+export async function sendWhileCut(
+  t: TestApp,
+  a: { token: string; chatId: string; resume: () => void; count?: number },
+): Promise<{ early: number; ids: number[] }> {
+  let acknowledged = 0;
+  const sending = Promise.all(
+    Array.from({ length: a.count ?? 10 }, async (_, i) => {
+      const id = await send(t, a.token, a.chatId, `m${i}`);
+      acknowledged++;
+      return id;
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  const early = acknowledged;
+  a.resume();
+  return { early, ids: await sending };
 }
