@@ -192,17 +192,10 @@ export async function startCluster({
   ]);
   // Wait until every node agrees the cluster is up.
   const deadline = Date.now() + 20_000;
-  for (const s of servers) {
-    const c = new Redis({ port: s.port, host: '127.0.0.1' });
-    try {
-      while (!(await c.cluster('INFO')).includes('cluster_state:ok')) {
-        if (Date.now() > deadline) throw new Error('cluster did not reach cluster_state:ok');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      c.disconnect();
-    }
-  }
+  for (const s of servers)
+    await untilServer(s.port, deadline, 'cluster did not reach cluster_state:ok', async (c) =>
+      (await c.cluster('INFO')).includes('cluster_state:ok'),
+    );
   // With replicas: every node knows all the others, and every replica has synced (its master's writes reach it).
   while (replicas > 0) {
     const synced = await Promise.all(
@@ -325,31 +318,16 @@ export async function startSentinelGroup({ name = 'mymaster', replicas = 1 } = {
   }
   // Ready once every replica has synced and every Sentinel knows the replicas and the other Sentinels.
   const deadline = Date.now() + 30_000;
-  for (const replica of copies) {
-    const probe = new Redis({ port: replica.port, host: '127.0.0.1' });
-    try {
-      while (!(await probe.info('replication')).includes('master_link_status:up')) {
-        if (Date.now() > deadline) throw new Error('a replica did not sync');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      probe.disconnect();
-    }
-  }
-  for (const s of sentinels) {
-    const c = new Redis({ port: s.port, host: '127.0.0.1' });
-    try {
-      for (;;) {
-        const others = (await c.call('SENTINEL', 'SENTINELS', name)) as unknown[];
-        const known = (await c.call('SENTINEL', 'REPLICAS', name)) as unknown[];
-        if (others.length === 2 && known.length === replicas) break;
-        if (Date.now() > deadline) throw new Error('the Sentinels did not find each other and the replicas');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      c.disconnect();
-    }
-  }
+  for (const replica of copies)
+    await untilServer(replica.port, deadline, 'a replica did not sync', async (c) =>
+      (await c.info('replication')).includes('master_link_status:up'),
+    );
+  for (const s of sentinels)
+    await untilServer(s.port, deadline, 'the Sentinels did not find each other and the replicas', async (c) => {
+      const others = (await c.call('SENTINEL', 'SENTINELS', name)) as unknown[];
+      const known = (await c.call('SENTINEL', 'REPLICAS', name)) as unknown[];
+      return others.length === 2 && known.length === replicas;
+    });
   return {
     sentinels: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
     name,
@@ -359,4 +337,22 @@ export async function startSentinelGroup({ name = 'mymaster', replicas = 1 } = {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Asks the server on `port` every 100 ms until `ready` says yes; fails with `what` past `deadline`. */
+async function untilServer(
+  port: number,
+  deadline: number,
+  what: string,
+  ready: (c: Redis) => Promise<boolean>,
+): Promise<void> {
+  const c = new Redis({ port, host: '127.0.0.1' });
+  try {
+    while (!(await ready(c))) {
+      if (Date.now() > deadline) throw new Error(what);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    c.disconnect();
+  }
 }
