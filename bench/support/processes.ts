@@ -77,7 +77,21 @@ function adopt(name: string, proc: ChildProcess): Child {
  * (`npm run dev`), or with `entry` 'dist/server.js' the build `npm start` runs.
  */
 export function spawnGateway(name: string, env: Record<string, string>, entry = 'src/server.ts'): Child {
-  return adopt(name, spawnEntry(entry, { ...(process.env as Record<string, string>), ...env }));
+  const child = adopt(name, spawnEntry(entry, { ...(process.env as Record<string, string>), ...env }));
+  if (GATEWAY_CPUS && child.proc.pid !== undefined) pin(child.proc.pid, GATEWAY_CPUS);
+  return child;
+}
+
+/**
+ * BENCH_GATEWAY_CPUS (a taskset list, e.g. "1"): every gateway a bench starts runs on these CPUs only, the load
+ * generator and Redis wherever the kernel puts them. On a shared 2-core machine this keeps the gateways being
+ * compared on the same core, so that one is not slowed for a stretch by what shares its core while another is not.
+ */
+const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS;
+
+function pin(pid: number, cpus: string): void {
+  const r = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`taskset ${cpus} ${pid} failed: ${r.stderr || r.error}`);
 }
 
 export const hasExited = (c: Child) =>
