@@ -5,6 +5,7 @@
  * book's `slowest:`).
  */
 import type { StatFields, TelemetryCommands } from '../../redis/telemetry/commands.js';
+import type { Cache } from '../cache/index.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { checkName } from './names.js';
@@ -28,8 +29,13 @@ interface Pending extends StatFields {
   type: string;
 }
 
+/** A statistic as Redis holds it (what its shared cache keeps): null when there is none. */
+type StoredStats = { current: { fields: StatFields; start: number } | null };
+
 export interface StatsDeps {
   commands: TelemetryCommands;
+  /** What `cachedGet` reads through (shared-reads.ts). */
+  cache: Cache<StoredStats>;
   /** The clock (ms) that tells the hour. */
   now: () => number;
 }
@@ -43,10 +49,11 @@ export interface StatName {
 export class StatsService {
   private pending = new Map<string, Pending>();
   private readonly commands: TelemetryCommands;
+  private readonly cache: Cache<StoredStats>;
   private readonly now: () => number;
 
   constructor(deps: StatsDeps) {
-    ({ commands: this.commands, now: this.now } = deps);
+    ({ commands: this.commands, cache: this.cache, now: this.now } = deps);
   }
 
   /** Adds one sample, in memory until the next flush (every served operation: no Redis here). */
@@ -108,11 +115,36 @@ export class StatsService {
     );
   }
 
-  /** This hour's statistic, with average and standard deviation; null when nothing was recorded this hour. */
+  /** This hour's statistic, with average and standard deviation, as Redis holds it now; null when nothing was recorded this hour. */
   async get({ context, type }: StatName): Promise<Stats | null> {
     checkName('context', context);
     checkName('type', type);
-    const current = await this.commands.stats({ context, type });
+    return this.ofThisHour(await this.commands.stats({ context, type }));
+  }
+
+  /**
+   * `get` for readers that many ask at once (the `stats` field): through the shared cache, at most
+   * METRICS_FLUSH_MS older than Redis (shared-reads.ts).
+   */
+  async cachedGet({ context, type }: StatName): Promise<Stats | null> {
+    checkName('context', context);
+    checkName('type', type);
+    // The type's length first: names may hold ':'. Never null, so no negative entry outlives the bound.
+    const stored = await this.cache.get({
+      key: `${type.length}:${type}${context}`,
+      compute: async () => ({ current: await this.commands.stats({ context, type }) }),
+    });
+    return this.ofThisHour(stored?.current ?? null);
+  }
+
+  /** The `first` contexts with the highest average of `type` this hour, highest first. */
+  async slowest({ type, first }: { type: string; first: number }): Promise<{ context: string; average: number }[]> {
+    checkPage('first', first, SLOWEST_PAGE.max);
+    return this.commands.slowest({ type, hour: hourStart(this.now()), first });
+  }
+
+  /** A statistic with its average and standard deviation, or null when it is not of this hour. */
+  private ofThisHour(current: { fields: StatFields; start: number } | null): Stats | null {
     // Not rotated yet: the current statistic is of an hour before this one.
     if (!current || current.start < hourStart(this.now())) return null;
     const { count, sum, sumsq, min, max } = current.fields;
@@ -125,11 +157,5 @@ export class StatsService {
       average: count ? sum / count : 0,
       stddev: Math.sqrt(Math.max(numerator, 0) / (count - 1 || 1)),
     };
-  }
-
-  /** The `first` contexts with the highest average of `type` this hour, highest first. */
-  async slowest({ type, first }: { type: string; first: number }): Promise<{ context: string; average: number }[]> {
-    checkPage('first', first, SLOWEST_PAGE.max);
-    return this.commands.slowest({ type, hour: hourStart(this.now()), first });
   }
 }
