@@ -128,10 +128,13 @@ export class CounterService {
 
   /**
    * `samples` for readers that many ask at once (the `counter` field): through the shared cache, at most
-   * METRICS_FLUSH_MS older than Redis (shared-reads.ts).
+   * METRICS_FLUSH_MS older than Redis (shared-reads.ts), when this process knows `name` is in the registry (it
+   * counted it, or the registry is full and it read it); any other name is read as `samples` does, so that names a
+   * client makes up cost what they did before and the cache holds at most the registry's names at each precision.
    */
   async cachedSamples({ name, precision }: { name: string; precision: number }): Promise<CounterSample[]> {
     checkCounter(name, precision);
+    if (!this.known.has(name)) return toSamples(await this.commands.counter({ name, precision }));
     // Never null (an absent counter is []), so no negative entry outlives the bound.
     const stored = await this.cache.get({
       key: `${precision}:${name}`,

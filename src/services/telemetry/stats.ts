@@ -9,6 +9,7 @@ import type { Cache } from '../cache/index.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { checkName } from './names.js';
+import { SHARED_READS_KEPT } from './shared-reads.js';
 
 export interface Stats {
   count: number;
@@ -48,6 +49,8 @@ export interface StatName {
 
 export class StatsService {
   private pending = new Map<string, Pending>();
+  /** The statistics this process wrote (by idOf), at most about SHARED_READS_KEPT: what `cachedGet` caches. */
+  private written = new Set<string>();
   private readonly commands: TelemetryCommands;
   private readonly cache: Cache<StoredStats>;
   private readonly now: () => number;
@@ -58,7 +61,7 @@ export class StatsService {
 
   /** Adds one sample, in memory until the next flush (every served operation: no Redis here). */
   add({ context, type, value }: StatName & { value: number }): void {
-    const id = `${type}\n${context}`;
+    const id = idOf({ context, type });
     const p = this.pending.get(id);
     if (!p) {
       this.pending.set(id, { context, type, count: 1, sum: value, sumsq: value * value, min: value, max: value });
@@ -76,9 +79,9 @@ export class StatsService {
     for (const [id, p] of [...this.pending]) {
       if (!contexts.has(p.context)) continue;
       this.pending.delete(id);
-      const target = this.pending.get(`${p.type}\n${to}`);
+      const target = this.pending.get(idOf({ context: to, type: p.type }));
       if (!target) {
-        this.pending.set(`${p.type}\n${to}`, { ...p, context: to });
+        this.pending.set(idOf({ context: to, type: p.type }), { ...p, context: to });
         continue;
       }
       target.count += p.count;
@@ -93,6 +96,8 @@ export class StatsService {
   async flush(): Promise<void> {
     const pending = [...this.pending.values()];
     if (pending.length === 0) return;
+    if (this.written.size > SHARED_READS_KEPT) this.written.clear();
+    for (const id of this.pending.keys()) this.written.add(id);
     this.pending = new Map();
     const hour = hourStart(this.now());
     const averages = new Map<string, { context: string; average: number }[]>();
@@ -124,11 +129,15 @@ export class StatsService {
 
   /**
    * `get` for readers that many ask at once (the `stats` field): through the shared cache, at most
-   * METRICS_FLUSH_MS older than Redis (shared-reads.ts).
+   * METRICS_FLUSH_MS older than Redis (shared-reads.ts), when this process wrote the statistic (the gateway: an
+   * operation's AccessTime); any other is read as `get` does, so that names a client makes up cost what they did
+   * before and the cache holds at most what the process writes.
    */
   async cachedGet({ context, type }: StatName): Promise<Stats | null> {
     checkName('context', context);
     checkName('type', type);
+    if (!this.written.has(idOf({ context, type })))
+      return this.ofThisHour(await this.commands.stats({ context, type }));
     // The type's length first: names may hold ':'. Never null, so no negative entry outlives the bound.
     const stored = await this.cache.get({
       key: `${type.length}:${type}${context}`,
@@ -159,3 +168,6 @@ export class StatsService {
     };
   }
 }
+
+/** A statistic's id in this process's maps. */
+const idOf = ({ context, type }: StatName): string => `${type}\n${context}`;
