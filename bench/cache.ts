@@ -485,13 +485,11 @@ async function costOf(admin: Redis, run: () => Promise<number>) {
   const after = await stats(admin);
   const usPer = (command: string) => (after[`calls_${command}`] ? after[`usec_${command}`]! / n : 0);
   return {
-    n,
     perSecond: n / seconds,
     commandsPer: (after.total_commands_processed! - 2) / n,
     redisUs: (1e6 * redisCpu) / n,
     clientUs: (self.user + self.system) / n,
     usPer,
-    calls: (command: string) => after[`calls_${command}`] ?? 0,
   };
 }
 type Cost = Awaited<ReturnType<typeof costOf>>;
