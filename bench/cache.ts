@@ -8,9 +8,13 @@
  *   (c) penetration: 10,000 lookups/s of unknown document ids through the loader `document(id)` uses: the share that
  *       reaches a document (HMGET), beside reading them unguarded; Redis CPU per Bloom check; the false-positive rate
  *       at 100,000 items against the target.
+ *   (e) where else the cache could serve: a counter and a statistic read by 1,000 dashboards over two service sets,
+ *       uncached beside cached; city lookups of hot addresses, the cityByIp script beside a cache's hits (Redis and
+ *       in-process) and misses; the share of targetAd's Redis CPU that its read of the candidates is.
  * Every answer is checked; each aim is printed met or NOT met. How it measures: docs/benchmarks.md.
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BentoCache, bentostore } from 'bentocache';
 import { memoryDriver } from 'bentocache/drivers/memory';
@@ -19,9 +23,18 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
+import { geoCommands } from '../src/redis/geo/commands.js';
+import { keyspace } from '../src/redis/keys.js';
+import type { Cache } from '../src/services/cache/index.js';
+import { CityImport } from '../src/services/geo/geo-import.js';
+import { parseAddress } from '../src/services/geo/ip.js';
 import { createServices } from '../src/services/index.js';
+import { SAMPLE_COUNT } from '../src/services/telemetry/counters.js';
+import { sharedReads } from '../src/services/telemetry/shared-reads.js';
 import { recordCalls } from '../test/support/clients.js';
-import { positiveInt, progress, runBench, start, startRedis, type Child } from './support/processes.js';
+import { keysOf } from '../test/support/keys.js';
+import { LIMITS_OFF } from '../test/support/limits.js';
+import { ROOT, positiveInt, progress, runBench, start, startRedis, type Child } from './support/processes.js';
 
 const PROCESSES = positiveInt('BENCH_PROCESSES', 4);
 const REQUESTS = positiveInt('BENCH_REQUESTS', 10_000);
@@ -33,6 +46,15 @@ const LOOKUPS_PER_S = positiveInt('BENCH_LOOKUPS_PER_S', 10_000);
 const LOOKUP_SECONDS = positiveInt('BENCH_LOOKUP_SECONDS', 3);
 const FPR_ITEMS = positiveInt('BENCH_FPR_ITEMS', 100_000);
 const FPR_TARGET = 0.01;
+const READERS = positiveInt('BENCH_READERS', 1000);
+const READ_SECONDS = positiveInt('BENCH_READ_SECONDS', 3);
+const HOT_ADDRESSES = positiveInt('BENCH_HOT_ADDRESSES', 1000);
+const CITY_ROUNDS = positiveInt('BENCH_CITY_ROUNDS', 100);
+const GEO_FILE = path.join(ROOT, 'node_modules/@ip-location-db/geolite2-country/geolite2-country-ipv4.csv');
+const ADS = positiveInt('BENCH_ADS', 10_000);
+const AD_LOCATIONS = positiveInt('BENCH_AD_LOCATIONS', 100);
+const AD_WORDS = positiveInt('BENCH_AD_WORDS', 5_000);
+const AD_PAGES = positiveInt('BENCH_AD_PAGES', 300);
 const GO = 'bench:cache:go';
 
 const aim = (met: boolean) => (met ? 'met' : 'NOT met');
@@ -423,12 +445,279 @@ async function penetration(url: string, admin: Redis) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// (e) where else: counter/stats reads of many dashboards, city lookups of hot addresses, ad targeting's candidates
+
+/** Services over a client of their own on `url` (one "process" of a deployment), with `env` over the defaults. */
+function servicesOn(url: string, name: string, env: Record<string, string> = {}) {
+  const config = loadConfig({ REDIS_URL: url, LOG_LEVEL: 'silent', METRICS: 'off', ...LIMITS_OFF, ...env });
+  const log = createLogger('silent');
+  const redis = createRedisClient(config.redis as { kind: 'url'; url: string }, log, name);
+  const services = createServices(redis, config, log);
+  return {
+    redis,
+    services,
+    config,
+    close: async () => {
+      await services.close();
+      await closeRedisClient(redis);
+    },
+  };
+}
+
+/** Redis's CPU seconds so far (INFO used_cpu_user + used_cpu_sys: getrusage, to the µs, where /proc counts ticks). */
+async function redisCpuSeconds(admin: Redis): Promise<number> {
+  const info = await admin.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)![1]);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+/**
+ * What Redis and this process spent over `run` per item it returns: commands (INFO, less the INFOs of the
+ * measurement), Redis CPU, this process's CPU, and per-command µs (INFO commandstats).
+ */
+async function costOf(admin: Redis, run: () => Promise<number>) {
+  await admin.config('RESETSTAT');
+  const before = { redis: await redisCpuSeconds(admin), self: process.cpuUsage(), at: performance.now() };
+  const n = await run();
+  const seconds = (performance.now() - before.at) / 1000;
+  const self = process.cpuUsage(before.self);
+  const redisCpu = (await redisCpuSeconds(admin)) - before.redis;
+  const after = await stats(admin);
+  const usPer = (command: string) => (after[`calls_${command}`] ? after[`usec_${command}`]! / n : 0);
+  return {
+    perSecond: n / seconds,
+    commandsPer: (after.total_commands_processed! - 2) / n,
+    redisUs: (1e6 * redisCpu) / n,
+    clientUs: (self.user + self.system) / n,
+    usPer,
+  };
+}
+type Cost = Awaited<ReturnType<typeof costOf>>;
+
+/** (e1) READERS dashboards over two service sets, each reading a counter and a statistic as fast as it can. */
+async function dashboards(url: string, admin: Redis) {
+  await admin.flushall();
+  const prefix = 'dash:';
+  const sets = [
+    servicesOn(url, 'bench-dash-a', { KEY_PREFIX: prefix }),
+    servicesOn(url, 'bench-dash-b', { KEY_PREFIX: prefix }),
+  ];
+  const v = { name: 'HotOperation', precision: 1, context: 'HotOperation', type: 'AccessTime' };
+  // A counter as the cleaner keeps it, SAMPLE_COUNT samples at precision 1 (one a second), and a statistic of this
+  // hour, written by both sets as two gateways serving the operation would (a process caches what it writes).
+  const now = Date.now();
+  for (const [j, { services: writer }] of sets.entries()) {
+    for (let i = j; i < SAMPLE_COUNT; i += 2)
+      writer.counters.add({ name: v.name, count: 1 + (i % 7), at: now - i * 1000 });
+    for (let i = 0; i < 25; i++) writer.stats.add({ context: v.context, type: v.type, value: 0.001 * (1 + (i % 9)) });
+    await writer.counters.flush();
+    await writer.stats.flush();
+  }
+  const writer = sets[0]!.services;
+  const expected = JSON.stringify([
+    await writer.counters.samples(v),
+    await writer.stats.get({ context: v.context, type: v.type }),
+  ]);
+  if ((await writer.counters.samples(v)).length !== SAMPLE_COUNT) throw new Error('the counter lacks its samples');
+
+  let wrongReads = 0;
+  const run = (cached: boolean) => async () => {
+    const end = performance.now() + READ_SECONDS * 1000;
+    let reads = 0;
+    const readers = Array.from({ length: READERS }, async (_, i) => {
+      const { counters, stats: statistics } = sets[i % 2]!.services;
+      while (performance.now() < end) {
+        const answer = await Promise.all(
+          cached
+            ? [counters.cachedSamples(v), statistics.cachedGet({ context: v.context, type: v.type })]
+            : [counters.samples(v), statistics.get({ context: v.context, type: v.type })],
+        );
+        if (JSON.stringify(answer) !== expected) wrongReads++;
+        reads++;
+        // A dashboard's next request comes through the event loop, as HTTP would.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
+    await Promise.all(readers);
+    return reads;
+  };
+  progress(`(e1) ${READERS} dashboards over 2 service sets, ${READ_SECONDS} s each: uncached, then cached`);
+  // Scripts loaded and connections made before either run.
+  await run(false)();
+  await run(true)();
+  const uncached = await costOf(admin, run(false));
+  const computed = () => sets.reduce((n, s) => n + s.services.caches.figures('counters').computations, 0);
+  const computedBefore = computed();
+  const cachedCost = await costOf(admin, run(true));
+  const computations = computed() - computedBefore;
+  // A hostile reader's: every read a name never counted (the cached path reads those as the uncached one does).
+  const distinct = (cached: boolean) => async () => {
+    const { counters } = sets[0]!.services;
+    const names = Array.from({ length: 5000 }, (_, i) => `unknown${cached ? 'c' : 'u'}${i}`);
+    for (let i = 0; i < names.length; i += 500) {
+      const answers = await Promise.all(
+        names
+          .slice(i, i + 500)
+          .map((n) =>
+            cached ? counters.cachedSamples({ name: n, precision: 1 }) : counters.samples({ name: n, precision: 1 }),
+          ),
+      );
+      wrongReads += answers.filter((a) => a.length > 0).length;
+    }
+    return names.length;
+  };
+  const coldUncached = await costOf(admin, distinct(false));
+  const coldCached = await costOf(admin, distinct(true));
+  const { flushMs } = sets[0]!.config.metrics;
+  await Promise.all(sets.map((s) => s.close()));
+  return {
+    coldUncached,
+    coldCached,
+    flushMs,
+    reads: sharedReads({ flushMs, ttlJitter: sets[0]!.config.cache.ttlJitter }),
+    uncached,
+    cached: cachedCost,
+    wrong: wrongReads,
+    computations,
+  };
+}
+
+/** (e2) city lookups of HOT_ADDRESSES hot addresses: the cityByIp script, and a cache's hits instead. */
+async function cityLookups(url: string, admin: Redis) {
+  await admin.flushall();
+  const prefix = 'geo:';
+  const { services, redis, close } = servicesOn(url, 'bench-geo', { KEY_PREFIX: prefix });
+  progress(`(e2) importing ${path.basename(GEO_FILE)} (the GeoLite2 country ranges of IPv4)`);
+  const imported = await new CityImport({ commands: geoCommands(redis, keyspace(prefix)) }).run({ blocks: [GEO_FILE] });
+  let seed = 11;
+  const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const ips = Array.from({ length: HOT_ADDRESSES }, () =>
+    Array.from({ length: 4 }, () => Math.floor(random() * 256)).join('.'),
+  );
+  const exact = await services.geo.locate({ addresses: ips.map((ip) => parseAddress(ip)!) });
+  const expected = new Map(ips.map((ip, i) => [ip, JSON.stringify(exact[i])]));
+  const found = exact.filter(Boolean).length;
+  // Every lookup: each hot address CITY_ROUNDS times, in batches of 1,000 (what one citiesByIp takes, and what the
+  // DataLoader sends as one pipeline).
+  const lookups = Array.from({ length: CITY_ROUNDS }, () => ips).flat();
+  let wrong = 0;
+  const check = (keys: readonly string[], answers: readonly unknown[]) =>
+    keys.forEach((ip, i) => JSON.stringify(answers[i]) !== expected.get(ip) && wrong++);
+  const inBatches = (lookup: (batch: string[]) => Promise<unknown[]>) => async () => {
+    for (let i = 0; i < lookups.length; i += 1000) {
+      const batch = lookups.slice(i, i + 1000);
+      check(batch, await lookup(batch));
+    }
+    return lookups.length;
+  };
+  const script = (batch: string[]) => services.geo.locate({ addresses: batch.map((ip) => parseAddress(ip)!) });
+  const through = (cache: Cache<unknown>) => (batch: string[]) =>
+    cache.getMany({ keys: batch, compute: (keys) => script(keys) });
+  const shared = services.caches.cache<unknown>({ name: 'bench_cities', ttlMs: 600_000 });
+  const memory = services.caches.cache<unknown>({
+    name: 'bench_cities_memory',
+    ttlMs: 600_000,
+    memory: { entries: HOT_ADDRESSES, ttlMs: 600_000 },
+  });
+  progress(`(e2) ${lookups.length} lookups of ${HOT_ADDRESSES} hot addresses: the script, then through a cache`);
+  await inBatches(script)(); // warm-up
+  const uncached = await costOf(admin, inBatches(script));
+  // Each address's first lookup through the cache: a miss (GET, the lock's claim, the script, the fill).
+  const cold = await costOf(admin, async () => {
+    check(ips, await through(shared)(ips));
+    return ips.length;
+  });
+  const hits = await costOf(admin, inBatches(through(shared)));
+  await inBatches(through(memory))(); // its Redis entries and this process's copies
+  const memoryHits = await costOf(admin, inBatches(through(memory)));
+  const entryBytes = Number(await admin.memory('USAGE', `${prefix}cache:{bench_cities:${ips[0]}}`, 'SAMPLES', 0));
+  await close();
+  return { imported, found, uncached, cold, hits, memoryHits, entryBytes, wrong };
+}
+
+/** (e3) what share of targetAd's Redis CPU its read of the candidates (the locations' HGETALLs) is. */
+async function adCandidates(url: string, admin: Redis) {
+  await admin.flushall();
+  const prefix = 'ads:';
+  const { services, close } = servicesOn(url, 'bench-ads', { KEY_PREFIX: prefix, ADS_EXPLORATION: 'on' });
+  let seed = 5;
+  const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const int = (n: number) => Math.floor(random() * n);
+  const words = Array.from({ length: AD_WORDS }, (_, i) => `w${i.toString(36)}x`);
+  // Zipf-like words, as bench:ads draws them.
+  const text = (n: number) =>
+    Array.from({ length: n }, () => words[Math.floor(Math.exp(random() * Math.log(AD_WORDS + 1))) - 1]).join(' ');
+  const location = () => `loc${int(AD_LOCATIONS)}`;
+  const twoOrOne = (share: number) => [...new Set([location(), ...(random() < share ? [location()] : [])])];
+  progress(`(e3) indexing ${ADS} ads over ${AD_LOCATIONS} locations`);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < ADS; i = next++)
+        await services.ads.indexAd({
+          id: `ad${i}`,
+          locations: twoOrOne(0.5),
+          content: text(10 + int(20)),
+          type: (['CPC', 'CPC', 'CPC', 'CPA', 'CPM'] as const)[i % 5]!,
+          value: Number((0.1 + 2 * random()).toFixed(3)),
+          ...(i % 2 === 0 ? { budget: 1e9 } : { dailyBudget: 1e8 }),
+        });
+    }),
+  );
+  const pages = Array.from({ length: AD_PAGES }, () => ({ locations: twoOrOne(0.3), content: text(30) }));
+  const keys = keysOf(prefix);
+  const candidates = (p: { locations: string[] }) => p.locations.map((l) => keys.location(l));
+  const direct = new Redis(url);
+  const perCall = async (command: 'evalsha' | 'eval', run: () => Promise<void>) => {
+    await run(); // warm-up (scripts loaded)
+    await admin.config('RESETSTAT');
+    await run();
+    const after = await stats(admin);
+    return { calls: after[`calls_${command}`]!, us: after[`usec_${command}`]! / after[`calls_${command}`]! };
+  };
+  let served = 0;
+  let wrong = 0;
+  let viewer = 0;
+  progress(`(e3) ${AD_PAGES} targetAds, then the same pages' candidate reads alone`);
+  const target = await perCall('evalsha', async () => {
+    served = 0;
+    for (const page of pages) {
+      const t = await services.ads.targetAd({ username: `bench${viewer++}`, address: '127.0.0.1' }, page);
+      if (t) served++;
+      else wrong++; // every page has candidates with budgets left and no cap reached
+    }
+  });
+  const READ_ALL = "for _, key in ipairs(KEYS) do redis.call('HGETALL', key) end return #KEYS";
+  let cards = 0;
+  const read = await perCall('eval', async () => {
+    for (const page of pages) {
+      const keysOfPage = candidates(page);
+      if ((await direct.eval(READ_ALL, keysOfPage.length, ...keysOfPage)) !== keysOfPage.length) wrong++;
+    }
+  });
+  for (const page of pages) for (const key of candidates(page)) cards += await direct.hlen(key);
+  const empty = await perCall('eval', async () => {
+    for (const page of pages) {
+      const keysOfPage = candidates(page);
+      await direct.eval('return #KEYS', keysOfPage.length, ...keysOfPage);
+    }
+  });
+  direct.disconnect();
+  await close();
+  return { target, read, empty, served, wrong, cardsPerPage: cards / pages.length };
+}
+
+const us = (x: number) => `${x.toFixed(2)} µs`;
+const costLine = (label: string, c: Cost, extra = '') =>
+  `  ${label.padEnd(44)} ${c.perSecond.toFixed(0).padStart(9)}/s ${c.commandsPer.toFixed(3).padStart(8)} ${us(c.redisUs).padStart(10)} ${us(c.clientUs).padStart(10)}${extra}`;
+
+// ---------------------------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
   const a = await startRedis();
   const b = await startRedis();
   const admin = new Redis(a.url);
-  const sections = (process.env.BENCH_SECTIONS ?? 'abc').toLowerCase();
+  const sections = (process.env.BENCH_SECTIONS ?? 'abce').toLowerCase();
   let failed = 0;
   console.log(
     `bench:cache on private redis-servers; CACHE_* defaults (TTL jitter ±10 %, lock lease 3000 ms, Bloom filter 100,000 at 1 %)`,
@@ -516,6 +805,69 @@ async function main(): Promise<number> {
     if (!metShare) failed++;
     if (!metCpu) failed++;
     if (!metFpr) failed++;
+  }
+  if (sections.includes('e')) {
+    const header = `  ${''.padEnd(44)} ${'rate'.padStart(11)} ${'commands'.padStart(8)} ${'Redis CPU'.padStart(10)} ${'client CPU'.padStart(10)}   (per read or lookup; commands: a script's own included)`;
+    const d = await dashboards(a.url, admin);
+    console.log(
+      `\n(e1) counter(precision 1, ${SAMPLE_COUNT} samples) + stats(context, type) read by ${READERS} dashboards over 2 service sets, as fast as they can for ${READ_SECONDS} s (METRICS_FLUSH_MS ${d.flushMs}: a Redis entry lives ${d.reads.ttlMs} ms ± 10 %, a process's copy ${d.reads.memory.ttlMs} ms, so a read is at most ${d.flushMs} ms older than Redis)`,
+    );
+    console.log(header);
+    console.log(costLine('uncached (HGETALL + ZRANGE + GET)', d.uncached));
+    console.log(costLine("cached ('counters' and 'stats', memory layer)", d.cached));
+    console.log(
+      `  cached / uncached: Redis CPU per read ${(d.cached.redisUs / d.uncached.redisUs).toFixed(4)}, client CPU per read ${(d.cached.clientUs / d.uncached.clientUs).toFixed(2)}; the deployment read the counter from Redis ${d.computations} times in the cached run's ${READ_SECONDS} s; wrong answers: ${d.wrong}`,
+    );
+    console.log(costLine('uncounted names, uncached (HGETALL)', d.coldUncached));
+    console.log(costLine('uncounted names, cached path (read direct)', d.coldCached));
+    const metDash = d.wrong === 0 && d.cached.redisUs < d.uncached.redisUs / 10;
+    console.log(`  aim: every answer right, cached Redis CPU per read under a tenth of uncached: ${aim(metDash)}`);
+    if (!metDash) failed++;
+
+    const g = await cityLookups(a.url, admin);
+    console.log(
+      `\n(e2) city lookups: ${g.imported.ranges4} IPv4 ranges imported (GeoLite2 country); ${HOT_ADDRESSES} hot addresses (${g.found} inside a range) looked up ${CITY_ROUNDS} times each, 1,000 a batch`,
+    );
+    console.log(header);
+    console.log(
+      costLine(
+        'uncached: cityByIp (EVALSHA, pipelined)',
+        g.uncached,
+        `; EVALSHA alone ${us(g.uncached.usPer('evalsha'))}`,
+      ),
+    );
+    console.log(costLine('cache, first lookup of each (a miss)', g.cold, `; GET + claim + cityByIp + fill`));
+    console.log(costLine('cache hits in Redis (a GET each)', g.hits, `; GET alone ${us(g.hits.usPer('get'))}`));
+    console.log(costLine('cache hits in memory (in-process layer)', g.memoryHits));
+    console.log(
+      `  an entry in Redis: ${g.entryBytes} bytes (MEMORY USAGE), one key per address named; wrong answers: ${g.wrong}`,
+    );
+    // With one miss per address per TTL, the Redis layer costs less than the script once misses are under this share.
+    const breakEven = (g.uncached.redisUs - g.hits.redisUs) / (g.cold.redisUs - g.hits.redisUs);
+    console.log(
+      breakEven > 0
+        ? `  a Redis hit saves ${us(g.uncached.redisUs - g.hits.redisUs)} of Redis CPU and a miss costs ${us(g.cold.redisUs - g.uncached.redisUs)} more than the script: the Redis layer pays once an address is asked more than ${(1 / breakEven).toFixed(1)} times per TTL (a hit ratio above ${pct(1 - breakEven)})`
+        : `  a Redis hit costs Redis no less than the script (${us(g.hits.redisUs)} against ${us(g.uncached.redisUs)}): the Redis layer never pays`,
+    );
+    console.log(
+      `  with the in-process layer a process pays that once per address per copy's life: it pays once an address is asked more than ${(g.cold.redisUs / g.uncached.redisUs).toFixed(1)} times per life in a process (a miss over the script); an address asked once costs ${(g.cold.redisUs / g.uncached.redisUs).toFixed(1)} × the script and a ${g.entryBytes}-byte key, so a citiesByIp of 1,000 new addresses costs Redis ${((1000 * g.cold.redisUs) / 1000).toFixed(1)} ms instead of ${((1000 * g.uncached.redisUs) / 1000).toFixed(1)} ms`,
+    );
+    if (g.wrong > 0) failed++;
+
+    const t = await adCandidates(a.url, admin);
+    const share = (t.read.us - t.empty.us) / t.target.us;
+    console.log(
+      `\n(e3) ad targeting: ${ADS} ads over ${AD_LOCATIONS} locations, ${AD_PAGES} pages of 30 words (1-2 locations, ${t.cardsPerPage.toFixed(0)} candidate cards a page on average), ADS_EXPLORATION on`,
+    );
+    console.log(
+      `  targetAd (EVALSHA), Redis µs per call (INFO commandstats): ${us(t.target.us)} over ${t.target.calls} calls, ${t.served} served`,
+    );
+    console.log(`  EVAL of the page's HGETALLs alone:                         ${us(t.read.us)}`);
+    console.log(`  EVAL of nothing with the same keys:                        ${us(t.empty.us)}`);
+    console.log(
+      `  the candidates' read is ${pct(share)} of targetAd's Redis CPU: the most any cache of the cards could save; wrong answers: ${t.wrong}`,
+    );
+    if (t.wrong > 0) failed++;
   }
   admin.disconnect();
   return failed === 0 ? 0 : 1;

@@ -11,10 +11,10 @@ export const counter = (
   _root: unknown,
   args: { name: string; precision: number },
   ctx: SignedIn,
-): Promise<CounterSample[]> => ctx.services.counters.samples(args);
+): Promise<CounterSample[]> => ctx.services.counters.cachedSamples(args);
 
 export const stats = (_root: unknown, args: { context: string; type: string }, ctx: SignedIn): Promise<Stats | null> =>
-  ctx.services.stats.get(args);
+  ctx.services.stats.cachedGet(args);
 
 export const slowestOperations = (
   _root: unknown,

@@ -5,6 +5,7 @@
  */
 import { badInput } from '../../errors.js';
 import type { TelemetryCommands } from '../../redis/telemetry/commands.js';
+import type { Cache } from '../cache/index.js';
 import { checkName } from './names.js';
 
 /** Seconds per sample: 1 s, 5 s, 1 min, 5 min, 1 h, 5 h, 1 day. */
@@ -22,8 +23,13 @@ export interface CounterSample {
   count: number;
 }
 
+/** A counter's samples as Redis holds them (what its shared cache keeps). */
+type StoredSamples = { second: number; count: number }[];
+
 export interface CounterDeps {
   commands: TelemetryCommands;
+  /** What `cachedSamples` reads through (shared-reads.ts). */
+  cache: Cache<StoredSamples>;
   /** The most names the deployment's registry holds (METRICS_NAMES_MAX). */
   namesMax: number;
   /** The clock (ms) counts are taken at. */
@@ -44,11 +50,12 @@ export class CounterService {
   private known = new Set<string>();
   private full = false;
   private readonly commands: TelemetryCommands;
+  private readonly cache: Cache<StoredSamples>;
   private readonly namesMax: number;
   private readonly now: () => number;
 
   constructor(deps: CounterDeps) {
-    ({ commands: this.commands, namesMax: this.namesMax, now: this.now } = deps);
+    ({ commands: this.commands, cache: this.cache, namesMax: this.namesMax, now: this.now } = deps);
   }
 
   /** Counts, in memory until the next flush (every served operation: no Redis here). Returns the name counted under. */
@@ -113,13 +120,27 @@ export class CounterService {
     return this.commands.counterNames();
   }
 
-  /** A counter's samples at `precision` (seconds, one of PRECISIONS), oldest first. */
+  /** A counter's samples at `precision` (seconds, one of PRECISIONS), oldest first, as Redis holds them now. */
   async samples({ name, precision }: { name: string; precision: number }): Promise<CounterSample[]> {
-    checkName('name', name);
-    if (!(PRECISIONS as readonly number[]).includes(precision))
-      throw badInput('precision', `must be one of ${PRECISIONS.join(', ')} (seconds)`);
-    const samples = await this.commands.counter({ name, precision });
-    return samples.map(({ second, count }) => ({ time: new Date(second * 1000), count }));
+    checkCounter(name, precision);
+    return toSamples(await this.commands.counter({ name, precision }));
+  }
+
+  /**
+   * `samples` for readers that many ask at once (the `counter` field): through the shared cache, at most
+   * METRICS_FLUSH_MS older than Redis (shared-reads.ts), when this process knows `name` is in the registry (it
+   * counted it, or the registry is full and it read it); any other name is read as `samples` does, so that names a
+   * client makes up cost what they did before and the cache holds at most the registry's names at each precision.
+   */
+  async cachedSamples({ name, precision }: { name: string; precision: number }): Promise<CounterSample[]> {
+    checkCounter(name, precision);
+    if (!this.known.has(name)) return toSamples(await this.commands.counter({ name, precision }));
+    // Never null (an absent counter is []), so no negative entry outlives the bound.
+    const stored = await this.cache.get({
+      key: `${precision}:${name}`,
+      compute: () => this.commands.counter({ name, precision }),
+    });
+    return toSamples(stored ?? []);
   }
 
   /**
@@ -147,3 +168,12 @@ export class CounterService {
     return dropped;
   }
 }
+
+function checkCounter(name: string, precision: number): void {
+  checkName('name', name);
+  if (!(PRECISIONS as readonly number[]).includes(precision))
+    throw badInput('precision', `must be one of ${PRECISIONS.join(', ')} (seconds)`);
+}
+
+const toSamples = (stored: StoredSamples): CounterSample[] =>
+  stored.map(({ second, count }) => ({ time: new Date(second * 1000), count }));

@@ -5,9 +5,11 @@
  * book's `slowest:`).
  */
 import type { StatFields, TelemetryCommands } from '../../redis/telemetry/commands.js';
+import type { Cache } from '../cache/index.js';
 import { HOUR_MS, hourStart } from '../shared/clock.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { checkName } from './names.js';
+import { SHARED_READS_KEPT } from './shared-reads.js';
 
 export interface Stats {
   count: number;
@@ -28,8 +30,13 @@ interface Pending extends StatFields {
   type: string;
 }
 
+/** A statistic as Redis holds it (what its shared cache keeps): null when there is none. */
+type StoredStats = { current: { fields: StatFields; start: number } | null };
+
 export interface StatsDeps {
   commands: TelemetryCommands;
+  /** What `cachedGet` reads through (shared-reads.ts). */
+  cache: Cache<StoredStats>;
   /** The clock (ms) that tells the hour. */
   now: () => number;
 }
@@ -42,16 +49,19 @@ export interface StatName {
 
 export class StatsService {
   private pending = new Map<string, Pending>();
+  /** The statistics this process wrote (by idOf), at most about SHARED_READS_KEPT: what `cachedGet` caches. */
+  private written = new Set<string>();
   private readonly commands: TelemetryCommands;
+  private readonly cache: Cache<StoredStats>;
   private readonly now: () => number;
 
   constructor(deps: StatsDeps) {
-    ({ commands: this.commands, now: this.now } = deps);
+    ({ commands: this.commands, cache: this.cache, now: this.now } = deps);
   }
 
   /** Adds one sample, in memory until the next flush (every served operation: no Redis here). */
   add({ context, type, value }: StatName & { value: number }): void {
-    const id = `${type}\n${context}`;
+    const id = idOf({ context, type });
     const p = this.pending.get(id);
     if (!p) {
       this.pending.set(id, { context, type, count: 1, sum: value, sumsq: value * value, min: value, max: value });
@@ -69,9 +79,9 @@ export class StatsService {
     for (const [id, p] of [...this.pending]) {
       if (!contexts.has(p.context)) continue;
       this.pending.delete(id);
-      const target = this.pending.get(`${p.type}\n${to}`);
+      const target = this.pending.get(idOf({ context: to, type: p.type }));
       if (!target) {
-        this.pending.set(`${p.type}\n${to}`, { ...p, context: to });
+        this.pending.set(idOf({ context: to, type: p.type }), { ...p, context: to });
         continue;
       }
       target.count += p.count;
@@ -86,6 +96,8 @@ export class StatsService {
   async flush(): Promise<void> {
     const pending = [...this.pending.values()];
     if (pending.length === 0) return;
+    if (this.written.size > SHARED_READS_KEPT) this.written.clear();
+    for (const id of this.pending.keys()) this.written.add(id);
     this.pending = new Map();
     const hour = hourStart(this.now());
     const averages = new Map<string, { context: string; average: number }[]>();
@@ -108,11 +120,40 @@ export class StatsService {
     );
   }
 
-  /** This hour's statistic, with average and standard deviation; null when nothing was recorded this hour. */
+  /** This hour's statistic, with average and standard deviation, as Redis holds it now; null when nothing was recorded this hour. */
   async get({ context, type }: StatName): Promise<Stats | null> {
     checkName('context', context);
     checkName('type', type);
-    const current = await this.commands.stats({ context, type });
+    return this.ofThisHour(await this.commands.stats({ context, type }));
+  }
+
+  /**
+   * `get` for readers that many ask at once (the `stats` field): through the shared cache, at most
+   * METRICS_FLUSH_MS older than Redis (shared-reads.ts), when this process wrote the statistic (the gateway: an
+   * operation's AccessTime); any other is read as `get` does, so that names a client makes up cost what they did
+   * before and the cache holds at most what the process writes.
+   */
+  async cachedGet({ context, type }: StatName): Promise<Stats | null> {
+    checkName('context', context);
+    checkName('type', type);
+    if (!this.written.has(idOf({ context, type })))
+      return this.ofThisHour(await this.commands.stats({ context, type }));
+    // The type's length first: names may hold ':'. Never null, so no negative entry outlives the bound.
+    const stored = await this.cache.get({
+      key: `${type.length}:${type}${context}`,
+      compute: async () => ({ current: await this.commands.stats({ context, type }) }),
+    });
+    return this.ofThisHour(stored?.current ?? null);
+  }
+
+  /** The `first` contexts with the highest average of `type` this hour, highest first. */
+  async slowest({ type, first }: { type: string; first: number }): Promise<{ context: string; average: number }[]> {
+    checkPage('first', first, SLOWEST_PAGE.max);
+    return this.commands.slowest({ type, hour: hourStart(this.now()), first });
+  }
+
+  /** A statistic with its average and standard deviation, or null when it is not of this hour. */
+  private ofThisHour(current: { fields: StatFields; start: number } | null): Stats | null {
     // Not rotated yet: the current statistic is of an hour before this one.
     if (!current || current.start < hourStart(this.now())) return null;
     const { count, sum, sumsq, min, max } = current.fields;
@@ -126,10 +167,7 @@ export class StatsService {
       stddev: Math.sqrt(Math.max(numerator, 0) / (count - 1 || 1)),
     };
   }
-
-  /** The `first` contexts with the highest average of `type` this hour, highest first. */
-  async slowest({ type, first }: { type: string; first: number }): Promise<{ context: string; average: number }[]> {
-    checkPage('first', first, SLOWEST_PAGE.max);
-    return this.commands.slowest({ type, hour: hourStart(this.now()), first });
-  }
 }
+
+/** A statistic's id in this process's maps. */
+const idOf = ({ context, type }: StatName): string => `${type}\n${context}`;
