@@ -54,14 +54,14 @@ builder.queryFields((t) => ({
   }),
   counter: t.withAuth({ signedIn: true }).field({
     type: [CounterSampleType],
-    description: `A counter at \`precision\` seconds (${either(PRECISIONS)}), oldest first; the newest ${SAMPLE_COUNT} samples are kept.`,
+    description: `A counter at \`precision\` seconds (${either(PRECISIONS)}), oldest first; the newest ${SAMPLE_COUNT} samples are kept. Counts reach Redis every METRICS_FLUSH_MS and a read may be that much older again (the shared cache).`,
     args: { name: t.arg.string({ required: true }), precision: t.arg.int({ required: true }) },
     resolve: resolvers.counter,
   }),
   stats: t.withAuth({ signedIn: true }).field({
     type: StatsType,
     nullable: true,
-    description: `This hour's statistic of \`type\` in \`context\`, such as context: <operation name>, type: "${ACCESS_TIME}" (seconds).`,
+    description: `This hour's statistic of \`type\` in \`context\`, such as context: <operation name>, type: "${ACCESS_TIME}" (seconds); like \`counter\`, up to two METRICS_FLUSH_MS behind the operations.`,
     args: { context: t.arg.string({ required: true }), type: t.arg.string({ required: true }) },
     resolve: resolvers.stats,
   }),
