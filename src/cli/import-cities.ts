@@ -16,7 +16,13 @@ import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { geoCommands } from '../redis/geo/commands.js';
 import { keyspace } from '../redis/keys.js';
-import { CityImport, type ImportProgress } from '../services/geo/geo-import.js';
+import { CITY_DATA_LOCK, CityImport, type ImportProgress } from '../services/geo/geo-import.js';
+import { createServices } from '../services/index.js';
+
+/** The import's lease on the city data, kept alive while it runs. */
+const IMPORT_LEASE_MS = 30_000;
+/** How long it waits for the logs being located (and another import) before it gives up. */
+const IMPORT_WAIT_MS = 120_000;
 
 function progressBar(): (p: ImportProgress) => void {
   let last = 0;
@@ -57,13 +63,19 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const endpoint = await endpointOf(config.redis);
   const redis = createRedisClient(endpoint, log, 'import-cities');
+  const services = createServices(redis, config, log);
   try {
     const started = performance.now();
     const commands = geoCommands(redis, keyspace(config.keyPrefix));
-    const result = await new CityImport({ commands, onProgress: progressBar() }).run({
-      blocks: data.blocks,
-      locations: values.locations,
-    });
+    // Waits for the logs being located to finish (new ones wait behind it), and for another import.
+    const lock = { name: CITY_DATA_LOCK, mode: 'write', leaseMs: IMPORT_LEASE_MS, waitMs: IMPORT_WAIT_MS } as const;
+    const result = await services.rwlocks.withLock(lock, (signal) =>
+      new CityImport({ commands, onProgress: progressBar() }).run({
+        blocks: data.blocks,
+        locations: values.locations,
+        signal,
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
     const rows = result.ranges4 + result.ranges6;
     process.stderr.write(
@@ -72,6 +84,7 @@ async function main(): Promise<void> {
         `they take ${(result.bytes / 2 ** 20).toFixed(0)} MiB in Redis\n`,
     );
   } finally {
+    await services.close();
     await closeRedisClient(redis);
   }
 }

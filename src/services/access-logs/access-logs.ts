@@ -13,6 +13,8 @@ import { AppError, badInput } from '../../errors.js';
 import type { AccessLogCommands } from '../../redis/access-logs/commands.js';
 import type { ChatService } from '../chat/chats.js';
 import type { CityRecord, GeoService } from '../geo/geo.js';
+import { CITY_DATA_LOCK } from '../geo/geo-import.js';
+import type { RwLockService } from '../coordination/rwlocks.js';
 import { parseAddress, type Address } from '../geo/ip.js';
 import type { NotificationService } from '../chat/notifications.js';
 import { checkPage, type Page } from '../shared/paging.js';
@@ -44,6 +46,8 @@ export interface AccessLogOptions {
 export interface AccessLogDeps {
   commands: AccessLogCommands;
   geo: GeoService;
+  /** An upload is located under a read lock on the city data, which an import takes to write. */
+  rwlocks: RwLockService;
   users: UserService;
   chats: ChatService;
   notifications: NotificationService;
@@ -54,6 +58,8 @@ export interface AccessLogDeps {
 const CHUNK = 1024 * 1024;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const RECORD_KEPT_MS = 7 * 24 * 3600 * 1000;
+/** A processor locates an upload's share under this read lease (kept alive; not waited for while an import writes). */
+const LOCATING = { name: CITY_DATA_LOCK, mode: 'read', leaseMs: 30_000 } as const;
 /** Announcements a processor reads at a time. */
 const ANNOUNCEMENTS_BATCH = 10;
 
@@ -82,6 +88,7 @@ export function parseLine(line: string): { address: Address; day: string } | nul
 export class AccessLogService {
   private readonly commands: AccessLogCommands;
   private readonly geo: GeoService;
+  private readonly rwlocks: RwLockService;
   private readonly users: UserService;
   private readonly chats: ChatService;
   private readonly notifications: NotificationService;
@@ -92,6 +99,7 @@ export class AccessLogService {
     ({
       commands: this.commands,
       geo: this.geo,
+      rwlocks: this.rwlocks,
       users: this.users,
       chats: this.chats,
       notifications: this.notifications,
@@ -158,7 +166,12 @@ export class AccessLogService {
       for (const message of messages) {
         if (signal?.aborted) return;
         const { upload } = JSON.parse(message.text) as { upload: string };
-        await this.processShare({ id: upload, share });
+        try {
+          await this.rwlocks.withLock(LOCATING, () => this.processShare({ id: upload, share }));
+        } catch (err) {
+          if (AppError.is(err) && err.code === 'BUSY') return; // a city import is writing: a later poll goes on
+          throw err;
+        }
         await this.chats.markRead(me, { chatId, upTo: message.id });
       }
     }

@@ -2,6 +2,7 @@
 import { accessLogCommands } from '../../redis/access-logs/commands.js';
 import type { ChatService } from '../chat/chats.js';
 import type { GeoService } from '../geo/geo.js';
+import type { RwLockService } from '../coordination/rwlocks.js';
 import type { NotificationService } from '../chat/notifications.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { UserService } from '../users/users.js';
@@ -11,14 +12,22 @@ export function createAccessLogs(
   { redis, space, config, log }: Base,
   {
     geo,
+    rwlocks,
     users,
     chats,
     notifications,
-  }: { geo: GeoService; users: UserService; chats: ChatService; notifications: NotificationService },
+  }: {
+    geo: GeoService;
+    rwlocks: RwLockService;
+    users: UserService;
+    chats: ChatService;
+    notifications: NotificationService;
+  },
 ): Domain<{ accessLogs: AccessLogService }> {
   const accessLogs = new AccessLogService({
     commands: accessLogCommands(redis, space),
     geo,
+    rwlocks,
     users,
     chats,
     notifications,

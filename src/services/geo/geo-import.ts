@@ -28,6 +28,12 @@ export interface ImportResult {
   bytes: number;
 }
 
+/**
+ * The read-write lock on the city data: an import holds it to write (so two imports never mix their loading keys,
+ * and an import swaps only once the logs being located are done), each access-log processing to read.
+ */
+export const CITY_DATA_LOCK = 'geo:cities';
+
 /** Members or fields per write; rows between waits for the writes. */
 const BATCH = 1000;
 
@@ -100,8 +106,11 @@ export class CityImport {
     this.onProgress = onProgress;
   }
 
-  /** Loads the files (locations first), then replaces the live data with what was loaded. */
-  async run(files: { blocks: string[]; locations?: string | undefined }): Promise<ImportResult> {
+  /**
+   * Loads the files (locations first), then replaces the live data with what was loaded; once `signal` aborts (the
+   * lock on the city data was lost), it stops before the swap.
+   */
+  async run(files: { blocks: string[]; locations?: string | undefined; signal?: AbortSignal }): Promise<ImportResult> {
     if (files.blocks.length === 0) throw new Error('give at least one --blocks file');
     const layouts = files.blocks.map((f) => ({ file: f, ...sniff(f) }));
     const needLocations = layouts.some((l) => l.layout !== 'ranges' && l.layout !== 'mmdb');
@@ -124,6 +133,7 @@ export class CityImport {
     await this.writer.drain();
     if (this.result.ranges4 + this.result.ranges6 === 0)
       throw new Error('no range could be read: the data in place is left as it is');
+    files.signal?.throwIfAborted();
     await this.commands.swapCities();
     this.result.bytes = await this.commands.bytes();
     return this.result;
