@@ -1,14 +1,17 @@
 /**
- * Locks and task queues beside redis-semaphore and BullMQ, and read-write locks beside our plain lock, in one run on
- * one Redis (`npm run bench:coordination`).
- * How it measures: docs/benchmarks.md.
+ * Locks and task queues beside redis-semaphore and BullMQ and read-write locks beside our plain lock, in one run on
+ * one Redis, and RedLock beside the redlock package on five more (`npm run bench:coordination`). How it measures:
+ * docs/benchmarks.md.
  */
 import { Queue, Worker as BullWorker, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import { Mutex } from 'redis-semaphore';
+import Redlock from 'redlock';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
+import { DRIFT_FACTOR, RETRY_DELAY_MS, RETRY_JITTER_MS } from '../src/services/coordination/redlock.js';
 import { createServices } from '../src/services/index.js';
 import { Worker } from '../src/worker/worker.js';
 import { HOST, cpuSeconds, median, positiveInt, progress, runBench, startRedis } from './support/processes.js';
@@ -43,7 +46,7 @@ interface Sample {
 }
 type Side = (tag: string, size: Size) => Promise<Sample>;
 interface Case {
-  table: 'locks' | 'rwlocks' | 'enqueue' | 'processing';
+  table: 'locks' | 'rwlocks' | 'enqueue' | 'processing' | 'redlock';
   name: string;
   baseline: string;
   ours: Side;
@@ -53,29 +56,40 @@ interface Case {
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
 
-let admin: Redis;
-let redisPid: number;
+/** A redis-server a measurement reads: a connection for INFO, and its process (for its CPU time). */
+interface Measured {
+  admin: Redis;
+  pid: number;
+}
+/** The Redis of the locks and queues. */
+let measured: Measured[];
 
-async function snapshot(): Promise<{ commands: number; cpu: number; client: number }> {
-  const info = await admin.info('stats');
-  const m = /total_commands_processed:(\d+)/.exec(info);
-  if (!m) throw new Error('INFO stats has no total_commands_processed');
+/** Commands processed and CPU used so far by `servers` together, and this process's CPU. */
+async function snapshot(servers: Measured[]): Promise<{ commands: number; cpu: number; client: number }> {
+  let commands = 0;
+  let cpu = 0;
+  for (const { admin, pid } of servers) {
+    const m = /total_commands_processed:(\d+)/.exec(await admin.info('stats'));
+    if (!m) throw new Error('INFO stats has no total_commands_processed');
+    commands += Number(m[1]);
+    cpu += cpuSeconds(pid);
+  }
   const { user, system } = process.cpuUsage();
-  return { commands: Number(m[1]), cpu: cpuSeconds(redisPid), client: user + system };
+  return { commands, cpu, client: user + system };
 }
 
-/** Starts the clock; the function it returns stops it and turns `ops` into a Sample. */
-async function begin(): Promise<(ops: number) => Promise<Sample>> {
-  const before = await snapshot();
+/** Starts the clock; the function it returns stops it and turns `ops` into a Sample (figures summed over `servers`). */
+async function begin(servers = measured): Promise<(ops: number) => Promise<Sample>> {
+  const before = await snapshot(servers);
   const t0 = performance.now();
   return async (ops) => {
     const seconds = (performance.now() - t0) / 1000;
-    const after = await snapshot();
+    const after = await snapshot(servers);
     if (ops === 0) throw new Error('no operation completed');
-    // Less 1: the INFO of `before` counts in `after`.
+    // Less one per server: the INFO of `before` counts in `after`.
     return {
       rate: ops / seconds,
-      commands: (after.commands - before.commands - 1) / ops,
+      commands: (after.commands - before.commands - servers.length) / ops,
       cpuUs: ((after.cpu - before.cpu) * 1e6) / ops,
       clientUs: (after.client - before.client) / ops,
     };
@@ -92,8 +106,13 @@ async function pool(n: number, inFlight: number, fn: (i: number) => Promise<unkn
 }
 
 /** `clients` loops each repeating `pair` until `seconds` are up; acquire+release pairs per second. */
-async function lockLoops(clients: number, seconds: number, pair: () => Promise<void>): Promise<Sample> {
-  const end = await begin();
+async function lockLoops(
+  clients: number,
+  seconds: number,
+  pair: () => Promise<void>,
+  servers = measured,
+): Promise<Sample> {
+  const end = await begin(servers);
   const deadline = performance.now() + seconds * 1000;
   const pairs = Array.from({ length: clients }, () => 0);
   const loop = async (_: unknown, i: number) => {
@@ -135,8 +154,8 @@ function countdown(n: number, what: string) {
 
 async function main(): Promise<number> {
   const redisServer = await startRedis();
-  redisPid = redisServer.child.proc.pid!;
-  admin = new Redis(redisServer.url);
+  const admin = new Redis(redisServer.url);
+  measured = [{ admin, pid: redisServer.child.proc.pid! }];
   const config = loadConfig({ REDIS_URL: redisServer.url, LOG_LEVEL: 'silent', KEY_PREFIX: 'bench:' });
   if (config.redis.kind !== 'url') throw new Error(`expected a Redis URL, got ${config.redis.kind}`);
   const log = createLogger('silent');
@@ -295,6 +314,8 @@ async function main(): Promise<number> {
       base: theirProcessing(16),
     },
   ];
+  const redlock = await redlockCases(redis, log);
+  cases.push(...redlock.cases);
 
   let serial = 0;
   const run = async (c: Case, which: 'ours' | 'base', size: Size, label: string): Promise<Sample> => {
@@ -319,6 +340,7 @@ async function main(): Promise<number> {
       for (const which of order) samples[i]![which].push(await run(c, which, size, `round ${round}/${ROUNDS}`));
   }
 
+  await redlock.close();
   await services.close();
   await closeRedisClient(redis);
   await Promise.all([semClient.quit(), admin.quit()]);
@@ -326,11 +348,18 @@ async function main(): Promise<number> {
   // Report.
   const med = (ss: Sample[], k: keyof Sample) => median(ss.map((s) => s[k] ?? NaN));
   let missed = 0;
-  const unit = { locks: 'pairs/s', rwlocks: 'pairs/s', enqueue: 'tasks/s', processing: 'tasks/s' } as const;
+  const unit = {
+    locks: 'pairs/s',
+    rwlocks: 'pairs/s',
+    enqueue: 'tasks/s',
+    processing: 'tasks/s',
+    redlock: 'pairs/s',
+  } as const;
   console.log(
-    `\n${ROUNDS} rounds, order alternating; locks: ${SECONDS}s each, lease ${LEASE_MS} ms; queues: ${TASKS} tasks each, no-op handler`,
+    `\n${ROUNDS} rounds, order alternating; locks: ${SECONDS}s each, lease ${LEASE_MS} ms; queues: ${TASKS} tasks each, no-op handler; ` +
+      `redlock: ${REDLOCK_SERVERS} servers (figures summed over them), retries every ${RETRY_DELAY_MS} ± ${RETRY_JITTER_MS} ms on both sides, drift factor ${DRIFT_FACTOR}`,
   );
-  for (const table of ['locks', 'rwlocks', 'enqueue', 'processing'] as const) {
+  for (const table of ['locks', 'rwlocks', 'enqueue', 'processing', 'redlock'] as const) {
     const rows = cases.flatMap((c, i) => {
       if (c.table !== table) return [];
       const { ours, base } = samples[i]!;
@@ -348,7 +377,7 @@ async function main(): Promise<number> {
           'cmds/op ours|base': both('commands', 2),
           'redis µs/op ours|base': both('cpuUs', 0),
           'client µs/op ours|base': both('clientUs', 0),
-          ...((table === 'locks' || table === 'rwlocks') && { 'fairness ours|base': both('fairness', 2) }),
+          ...(table !== 'enqueue' && table !== 'processing' && { 'fairness ours|base': both('fairness', 2) }),
         },
       ];
     });
@@ -359,6 +388,73 @@ async function main(): Promise<number> {
     `aim (ours >= baseline): ${missed === 0 ? 'met in every case' : `NOT met in ${missed} of ${cases.length} cases`}`,
   );
   return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RedLock beside the redlock package (4.x), on REDLOCK_SERVERS servers of their own
+
+const REDLOCK_SERVERS = 5;
+
+/**
+ * Sequential and LOCK_CLIENTS-concurrent acquire/release pairs of the product's RedLock (REDLOCK_NODES) and of
+ * redlock 4.x's, on the same servers, with the same lease, drift factor and retry pause (redlock's defaults, which the
+ * product took); redlock retries as long as our `waitMs`. `redis` is the product's own Redis, which RedLock does not use.
+ */
+async function redlockCases(redis: ReturnType<typeof createRedisClient>, log: Logger) {
+  const nodes = [];
+  for (let i = 0; i < REDLOCK_SERVERS; i++) nodes.push(await startRedis());
+  const servers = nodes.map(({ url, child }) => ({ admin: new Redis(url), pid: child.proc.pid! }));
+  const urls = nodes.map(({ url }) => url);
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    KEY_PREFIX: 'bench:',
+    REDLOCK_NODES: urls.join(','),
+    REDLOCK_MAX_LEASE_MS: String(LEASE_MS),
+  });
+  const services = createServices(redis, config, log);
+  const ours = services.redlock!;
+  // Fresh servers count once they have been up the longest lease (the delayed restart).
+  progress(`waiting ${LEASE_MS} ms for the RedLock servers to count`);
+  while (!ours.servers().every((s) => s.counts)) await new Promise((r) => setTimeout(r, 100));
+  const clients = urls.map((url) => new Redis(url));
+  const theirs = new Redlock(clients, {
+    driftFactor: DRIFT_FACTOR,
+    retryCount: Math.ceil(WAIT_MS / RETRY_DELAY_MS),
+    retryDelay: RETRY_DELAY_MS,
+    retryJitter: RETRY_JITTER_MS,
+  });
+  /** `n` loops of acquire/release pairs of the lock `tag`, figures read on the RedLock servers. */
+  const pairs =
+    (pair: (tag: string) => Promise<void>) =>
+    (n: number): Side =>
+    (tag, { seconds }) =>
+      lockLoops(n, seconds, () => pair(tag), servers);
+  const ourPairs = pairs(async (tag) => {
+    const lease = await ours.acquire({ name: tag, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+    if (!lease) throw new Error(`ours: RedLock ${tag} not acquired within ${WAIT_MS} ms`);
+    if (!(await ours.release(lease))) throw new Error(`ours: releasing RedLock ${tag} found no majority`);
+  });
+  const theirPairs = pairs(async (tag) => {
+    const lock = await theirs.lock(tag, LEASE_MS); // rejects when not acquired within its retries
+    await lock.unlock(); // rejects when a majority did not release it
+  });
+  const baseline = 'redlock 4.2';
+  return {
+    cases: [
+      { table: 'redlock', name: 'sequential', baseline, ours: ourPairs(1), base: theirPairs(1) },
+      {
+        table: 'redlock',
+        name: `${LOCK_CLIENTS} concurrent`,
+        baseline,
+        ours: ourPairs(LOCK_CLIENTS),
+        base: theirPairs(LOCK_CLIENTS),
+      },
+    ] satisfies Case[],
+    async close() {
+      await services.close();
+      await Promise.all([...clients, ...servers.map((s) => s.admin)].map((c) => c.quit()));
+    },
+  };
 }
 
 await runBench(main);

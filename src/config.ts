@@ -44,6 +44,14 @@ const EnvSchema = z.object({
   REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
   REDIS_WAIT_REPLICAS: intFrom(0, 16).default(0),
   REDIS_WAIT_TIMEOUT_MS: intFrom(1, 60_000).default(100),
+  REDLOCK_NODES: list.pipe(
+    z
+      .array(z.url({ protocol: /^rediss?$/ }))
+      .refine((urls) => urls.length === 0 || urls.length >= 3, 'at least three independent Redis servers, or none')
+      .refine((urls) => new Set(urls).size === urls.length, 'a server listed twice would vote twice'),
+  ),
+  REDLOCK_MAX_LEASE_MS: intFrom(100, 3_600_000).default(30_000),
+  REDLOCK_TIMEOUT_MS: intFrom(1, 60_000).default(200),
   REDIS_SERVER_BIN: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_RESTART_MS: intFrom(100, 3_600_000).default(30_000),
@@ -160,6 +168,17 @@ export interface Config {
    * `timeoutMs` with a warning (src/redis/replicas.ts); 0: at once (asynchronous replication).
    */
   replicaWait: { replicas: number; timeoutMs: number };
+  /**
+   * RedLock over independent Redis servers for the periodic jobs' locks (src/services/coordination/redlock.ts);
+   * `nodes` empty: the jobs take the plain lock on the product's Redis.
+   */
+  redlock: {
+    nodes: string[];
+    /** The longest lease RedLock grants; a server that restarted counts again once it has been up this long. */
+    maxLeaseMs: number;
+    /** A server that does not answer a command within this long counts as a no (a dead server fails fast). */
+    timeoutMs: number;
+  };
   keyPrefix: string;
   sessionTtlSeconds: number;
   /** ADMIN_USERS: a development shortcut (refused in production); stored grants are the real admins. */
@@ -334,6 +353,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     redis,
     replicaWait: { replicas: e.REDIS_WAIT_REPLICAS, timeoutMs: e.REDIS_WAIT_TIMEOUT_MS },
+    redlock: { nodes: e.REDLOCK_NODES, maxLeaseMs: e.REDLOCK_MAX_LEASE_MS, timeoutMs: e.REDLOCK_TIMEOUT_MS },
     keyPrefix: e.KEY_PREFIX,
     sessionTtlSeconds: e.SESSION_TTL,
     adminUsers: new Set(e.ADMIN_USERS.map((u) => u.toLowerCase())),

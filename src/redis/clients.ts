@@ -147,6 +147,25 @@ export function createWaitsClient(client: RedisClient, log: Logger): RedisClient
   return waits;
 }
 
+/**
+ * A connection to one of RedLock's independent servers (REDLOCK_NODES), named `name`. A dead or slow server must
+ * count as a no at once, not hold the majority up: no offline queue (a command while disconnected fails at once), no
+ * retry or resend after a reconnect (a SET resent to a server that restarted would take a lock long after its
+ * attempt ended), and a command that gets no answer within `timeoutMs` fails.
+ */
+export function createRedlockClient(url: string, log: Logger, name: string, timeoutMs: number): Redis {
+  const client = new Redis(url, {
+    ...nodeOptions(name),
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+  });
+  observe(client, log, name);
+  defineScripts(client);
+  return client;
+}
+
 /** A connection of its own for blocking commands (BLMOVE), which hold it until they return. */
 export function createBlockingClient(client: RedisClient, log: Logger, name: string): RedisClient {
   const blocking = client instanceof Cluster ? client.duplicate() : client.duplicate({ connectionName: name });

@@ -4,7 +4,7 @@
  * promote loop that moves due delayed tasks (it sleeps until the earliest is due, woken sooner by the queue's doorbell
  * when a task is delayed), and a heartbeat that also returns the tasks of workers that stopped heartbeating. A
  * handler with a `concurrency` limit runs under a semaphore shared by every worker. Periodic jobs (the counter
- * cleaner) run under a lock, one worker at a time. `stop()` stops taking tasks, gives running ones a grace period,
+ * cleaner) run under a lock, one worker at a time (RedLock when REDLOCK_NODES is set). `stop()` stops taking tasks, gives running ones a grace period,
  * and returns what is left to the queue.
  */
 import os from 'node:os';
@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { PROMOTE_BATCH, type QueueConsumer, type QueueService, type Task } from '../services/coordination/queues.js';
 import { AppError } from '../errors.js';
-import type { LockService } from '../services/coordination/locks.js';
+import type { JobLocks } from '../services/coordination/redlock.js';
 import type { SemaphoreService } from '../services/coordination/semaphores.js';
 import type { PeriodicJob, TaskHandler } from '../services/shared/domain.js';
 
@@ -35,13 +35,14 @@ const TAKE_TIMEOUT_SECONDS = 5;
 const LIMIT_RETRY_MS = 200;
 /** After an error, a consumer or poller waits this long before trying again. */
 const ERROR_PAUSE_MS = 1000;
-/** A periodic job's lock lease, kept alive while the job runs. */
+/** A periodic job's lock lease, kept alive while the job runs (RedLock shortens it to REDLOCK_MAX_LEASE_MS). */
 const JOB_LEASE_MS = 30_000;
 
 export interface WorkerDeps {
   queues: QueueService;
   semaphores: SemaphoreService;
-  locks: LockService;
+  /** The periodic jobs' locks: the plain lock, or RedLock when REDLOCK_NODES is set. */
+  jobLocks: JobLocks;
   handlers: TaskHandler[];
   jobs?: PeriodicJob[];
   options: WorkerOptions;
@@ -63,7 +64,7 @@ export class Worker {
 
   private readonly queues: QueueService;
   private readonly semaphores: SemaphoreService;
-  private readonly locks: LockService;
+  private readonly jobLocks: JobLocks;
   private readonly jobs: PeriodicJob[];
   private readonly options: WorkerOptions;
   private readonly log: Logger;
@@ -72,7 +73,7 @@ export class Worker {
     ({
       queues: this.queues,
       semaphores: this.semaphores,
-      locks: this.locks,
+      jobLocks: this.jobLocks,
       options: this.options,
       log: this.log,
     } = deps);
@@ -266,7 +267,7 @@ export class Worker {
       await this.pause(job.everyMs);
       if (this.stopping.signal.aborted) return;
       try {
-        await this.locks.withLock({ name: `job:${job.name}`, leaseMs: JOB_LEASE_MS }, (signal) =>
+        await this.jobLocks.withLock({ name: `job:${job.name}`, leaseMs: JOB_LEASE_MS }, (signal) =>
           job.run(AbortSignal.any([signal, this.abortTasks.signal])),
         );
       } catch (err) {

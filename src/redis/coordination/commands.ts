@@ -3,7 +3,7 @@
  * on its object's slot. The services of src/services/coordination/ reach Redis only through coordinationCommands().
  */
 import type { Logger } from 'pino';
-import { closeRedisClient, createBlockingClient, type RedisClient } from '../clients.js';
+import { closeRedisClient, createBlockingClient, createRedlockClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
 import type { ReplicaWait } from '../replicas.js';
@@ -19,6 +19,8 @@ const acquireReadLockScript = script<[number, number?]>('acquireReadLock');
 const acquireWriteLockScript = script<[number, number?]>('acquireWriteLock');
 const extendRwLockScript = script<0 | 1>('extendRwLock');
 const releaseRwLockScript = script<0 | 1>('releaseRwLock');
+const releaseRedlockScript = script<0 | 1>('releaseRedlock');
+const handOffRedlockScript = script<0 | 1>('handOffRedlock');
 const acquireSemaphoreScript = script<0 | 1>('acquireSemaphore');
 const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
@@ -29,6 +31,84 @@ const heartbeatScript = script<string[]>('heartbeat');
 const requeueTasksScript = script<number>('requeueTasks');
 
 export type CoordinationCommands = ReturnType<typeof coordinationCommands>;
+
+/**
+ * One of RedLock's independent servers (REDLOCK_NODES): lock `name`'s key there, taken, extended and freed by token.
+ * A command the server does not answer in time, or sent while it is disconnected, rejects.
+ */
+export interface RedlockNode {
+  /** Takes the key with `token` for `leaseMs` (SET NX PX); false when someone holds it. */
+  acquire(a: { name: string; token: string; leaseMs: number }): Promise<boolean>;
+  /** Gives the key held with `token` `leaseMs` from now (extendLock); false when it holds another token or none. */
+  extend(a: { name: string; token: string; leaseMs: number }): Promise<boolean>;
+  /** Deletes the key held with `token` (releaseRedlock); false when it holds another token or none. */
+  release(a: { name: string; token: string }): Promise<boolean>;
+  /**
+   * Passes the key held with `token` to `waiterToken` for `leaseMs` (handOffRedlock); false when it holds another
+   * token or none (nothing written).
+   */
+  handOff(a: { name: string; token: string; waiterToken: string; leaseMs: number }): Promise<boolean>;
+  /**
+   * How long (ms) the server had been up when this connection to it last became ready, as its INFO said, plus the
+   * time since (performance.now()); undefined while disconnected or not yet read. A server that restarted shows it.
+   */
+  uptimeMs(): number | undefined;
+}
+
+/** A failed read of a RedLock server's uptime is tried again this long after. */
+const UPTIME_RETRY_MS = 1000;
+
+/**
+ * RedLock's servers, one connection each (src/redis/clients.ts createRedlockClient), and how to close them. Every
+ * (re)connection reads the server's uptime (INFO server): a server that restarted while disconnected says so.
+ */
+export function redlockCommands(a: { urls: string[]; space: Keyspace; timeoutMs: number; log: Logger }): {
+  nodes: RedlockNode[];
+  close(): Promise<void>;
+} {
+  const k = coordinationKeys(a.space);
+  const clients = a.urls.map((url, i) => createRedlockClient(url, a.log, `redlock:${i}`, a.timeoutMs));
+  const nodes = clients.map((client, i): RedlockNode => {
+    /** When the server started, on performance.now()'s clock; undefined: unknown. */
+    let startedAt: number | undefined;
+    let connection = 0;
+    const readUptime = (serial: number) => {
+      client.info('server').then(
+        (info) => {
+          const seconds = /^uptime_in_seconds:(\d+)/m.exec(info)?.[1];
+          if (serial !== connection || seconds === undefined) return;
+          // Whole seconds between two whole-second clock readings (now and the start): the server may have been up
+          // up to a second less than it says. Counted that way, never as older than it is.
+          startedAt = performance.now() - Math.max(0, Number(seconds) - 1) * 1000;
+          a.log.info({ client: `redlock:${i}`, uptimeSeconds: Number(seconds) }, 'redlock server connected');
+        },
+        () => {
+          if (serial === connection)
+            setTimeout(() => serial === connection && readUptime(serial), UPTIME_RETRY_MS).unref();
+        },
+      );
+    };
+    client.on('ready', () => {
+      startedAt = undefined;
+      readUptime(++connection);
+    });
+    client.on('close', () => {
+      startedAt = undefined;
+      connection++;
+    });
+    return {
+      acquire: async ({ name, token, leaseMs }) =>
+        (await client.set(k.redlock(name), token, 'PX', leaseMs, 'NX')) === 'OK',
+      extend: async ({ name, token, leaseMs }) =>
+        (await extendLockScript(client, [k.redlock(name)], [token, leaseMs])) === 1,
+      release: async ({ name, token }) => (await releaseRedlockScript(client, [k.redlock(name)], [token])) === 1,
+      handOff: async ({ name, token, waiterToken, leaseMs }) =>
+        (await handOffRedlockScript(client, [k.redlock(name)], [token, waiterToken, leaseMs])) === 1,
+      uptimeMs: () => (startedAt === undefined ? undefined : performance.now() - startedAt),
+    };
+  });
+  return { nodes, close: async () => void (await Promise.all(clients.map(closeRedisClient))) };
+}
 
 /** A connection of its own that waits for tasks (BLMOVE holds it until it returns). */
 export interface BlockingTakes {

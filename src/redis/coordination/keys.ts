@@ -1,4 +1,4 @@
-/** Keys of locks, semaphores and task queues. */
+/** Keys of locks (plain and RedLock), semaphores and task queues. */
 import type { Keyspace } from '../keys.js';
 
 export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
@@ -29,6 +29,11 @@ export function coordinationKeys({ key }: Keyspace) {
       /** sharded pub/sub channel, rung with "<writer key> free:<token>" when a release may let a waiter in */
       bell: key('rwlock', name, 'bell'),
     }),
+    /**
+     * string with a lease (PX): the holder's random token, on each of RedLock's independent servers (REDLOCK_NODES),
+     * apart from the plain lock of the same name
+     */
+    redlock: (name: string) => key('redlock', name),
     /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */
     semaphore: (name: string) => key('sem', name, 'holders'),
     /** the keys of one task queue, all on the queue's slot */

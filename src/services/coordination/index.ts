@@ -1,24 +1,43 @@
-/** The coordination domain: locks, read-write locks, semaphores and task queues, used inside the product (the worker runs the queues). */
-import { coordinationCommands } from '../../redis/coordination/commands.js';
+/** The coordination domain: locks (plain, read-write, and RedLock over independent servers), semaphores and task queues, used inside the product (the worker runs the queues). */
+import { coordinationCommands, redlockCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { Base, Domain, DomainMetric } from '../shared/domain.js';
 import { LockService } from './locks.js';
 import { QueueService } from './queues.js';
 import { RwLockService } from './rwlocks.js';
+import { RedLock, type JobLocks } from './redlock.js';
 import { SemaphoreService } from './semaphores.js';
 
+/**
+ * `jobLocks`, what the periodic jobs lock with, is RedLock over the servers of REDLOCK_NODES when it lists some, else
+ * the plain lock on the product's Redis.
+ */
 export function createCoordination(
   { redis, space, replicated, config, log }: Base,
   { poller }: { poller: MailboxPoller },
-): Domain<{ locks: LockService; rwlocks: RwLockService; semaphores: SemaphoreService; queues: QueueService }> {
+): Domain<{
+  locks: LockService;
+  rwlocks: RwLockService;
+  redlock: RedLock | undefined;
+  jobLocks: JobLocks;
+  semaphores: SemaphoreService;
+  queues: QueueService;
+}> {
   const commands = coordinationCommands(redis, space, replicated, log);
+  const locks = new LockService({ commands, poller, log });
+  const { nodes, maxLeaseMs, timeoutMs } = config.redlock;
+  const servers = nodes.length > 0 ? redlockCommands({ urls: nodes, space, timeoutMs, log }) : undefined;
+  const redlock = servers && new RedLock({ nodes: servers.nodes, maxLeaseMs, log });
   return {
     services: {
-      locks: new LockService({ commands, poller, log }),
+      locks,
       rwlocks: new RwLockService({ commands, poller, log }),
+      redlock,
+      jobLocks: redlock ?? locks,
       semaphores: new SemaphoreService({ commands }),
       queues: new QueueService({ commands, poller, defaults: config.queues }),
     },
+    close: async () => servers?.close(),
   };
 }
 
