@@ -9,11 +9,18 @@ import { HANDOFF_MAX, LeaseLostError } from '../../src/services/coordination/loc
 import { eventually, redisEnv, startTestApp, uniqueName, until, type TestApp } from '../support/app.js';
 import { runEntry } from '../support/entries.js';
 import { startTestServices } from '../support/services.js';
+import { LEASE_MS, WAIT_MS, takeTurns } from './lock-waiters.js';
 
 let t: TestApp;
+/**
+ * Services whose poller reads a watched lock only when its doorbell rings (the audit, which would also find a
+ * release that rang for nobody, comes once an hour): a waiter that no ring wakes waits out its wait.
+ */
+let UNAUDITED: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestApp();
+  UNAUDITED = { KEY_PREFIX: t.config.keyPrefix, POLL_AUDIT_MS: '3600000' };
 });
 
 describe('locks', () => {
@@ -121,6 +128,86 @@ describe('locks', () => {
     const all = [...fences, outsider!.fence].sort((a, b) => a - b);
     expect(new Set(all).size).toBe(all.length);
   });
+
+  it('rings the doorbell only when someone waits: an uncontended release publishes nothing', async () => {
+    const locks = t.app.services.locks;
+    const { services: other } = startTestServices({ KEY_PREFIX: t.config.keyPrefix }); // another process's
+    const name = uniqueName('quiet');
+    const rings: string[] = [];
+    const stop = t.app.services.poller.listen({ channel: keysOf(t.config.keyPrefix).lock(name).bell }, (ring) =>
+      rings.push(ring),
+    );
+    /** A release with a waiter registered (its failed acquire): the ring it sends, once heard. */
+    const waitedRelease = async () => {
+      const holder = (await locks.acquire({ name, leaseMs: 30_000 }))!;
+      // Waits in another process (a waiter of this one would be handed the lock, no ring).
+      const waiting = other.locks.acquire({ name, leaseMs: 30_000, waitMs: 20_000 });
+      expect(
+        await eventually(async () => (await t.redis.get(keysOf(t.config.keyPrefix).lock(name).owner))!.endsWith('+')),
+      ).toBe(true);
+      const heard = rings.length;
+      await locks.release(holder);
+      expect(await eventually(() => Promise.resolve(rings.length > heard))).toBe(true);
+      const waiter = await waiting;
+      expect(waiter).not.toBeNull();
+      expect(await other.locks.release(waiter!)).toBe(true); // nobody waits for it: no ring
+      return holder.token;
+    };
+    const first = await waitedRelease(); // once heard, the subscription is in place
+    for (let i = 0; i < 5; i++) {
+      const lease = (await locks.acquire({ name, leaseMs: 30_000 }))!;
+      expect(await locks.acquire({ name, leaseMs: 30_000 })).toBeNull(); // tries once (no wait): registers nothing
+      expect(await locks.release(lease)).toBe(true);
+    }
+    const second = await waitedRelease();
+    stop();
+    // Rings of one channel arrive in order: any from the releases between would come before the second.
+    expect(rings.map((ring) => ring.split(' free:')[1])).toEqual([first, second]);
+  });
+
+  it('wakes every waiter of two processes within its wait, though the leases are far longer (no lost wake-up)', async () => {
+    const name = uniqueName('waiters');
+    const { services } = startTestServices(UNAUDITED);
+    const env = { ...redisEnv(), ...UNAUDITED };
+    const [here, there] = await Promise.all([
+      takeTurns(services, { name, clients: 20, rounds: 10 }),
+      runEntry('test/coordination/lock-waiters.ts', [name, '20', '10'], env).then((r) => {
+        if (r.code !== 0) throw new Error(`lock-waiters exited with ${r.code}:\n${r.stdout}${r.stderr}`);
+        return JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as { fences: number[]; refused: number };
+      }),
+    ]);
+    // A waiter left unrung would wait out its whole wait (WAIT_MS, a third of the lease) and come back empty.
+    expect(WAIT_MS).toBeLessThan(LEASE_MS);
+    expect(here.refused + there.refused).toBe(0);
+    const fences = [...here.fences, ...there.fences];
+    expect(fences).toHaveLength(400);
+    expect(new Set(fences).size).toBe(400); // one holder at a time
+  }, 120_000);
+
+  it("wakes all of a process's waiters, more than it hands over in a row, when another process releases", async () => {
+    const name = uniqueName('queued');
+    const { services: other } = startTestServices({ KEY_PREFIX: t.config.keyPrefix }); // another process's
+    const { services: here } = startTestServices(UNAUDITED);
+    const holder = (await other.locks.acquire({ name, leaseMs: LEASE_MS }))!;
+    const owner = keysOf(t.config.keyPrefix).lock(name).owner;
+    const watched = here.poller.size.keys;
+    // Each of these takes the lock, holds it a moment and releases it: the first takes it from the other
+    // process's release, the next HANDOFF_MAX are handed it, and the rest must be rung for.
+    const waiters = Array.from({ length: HANDOFF_MAX + 4 }, async () => {
+      const lease = await here.locks.acquire({ name, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+      if (lease) await here.locks.release(lease);
+      return lease;
+    });
+    expect(await eventually(async () => (await t.redis.get(owner))?.endsWith('+') ?? false)).toBe(true);
+    expect(await eventually(() => Promise.resolve(here.poller.size.keys > watched))).toBe(true);
+    // Past the reads that wake a waiter without a ring: the watch's first, and the poller's two when its doorbell
+    // connection came up (the second a second later). Then only rings wake them.
+    await sleep(1500);
+    await other.locks.release(holder);
+    const leases = await Promise.all(waiters);
+    expect(leases.filter((lease) => lease === null)).toHaveLength(0); // none waited out its wait
+    expect(await t.redis.get(owner)).toBeNull();
+  }, 60_000);
 
   it('keeps a plain GET/SET counter exact: 20 clients in 3 processes, 200 increments each', async () => {
     const outputs = await Promise.all([7, 7, 6].map((clients) => contender('lock-counter', clients, 200)));

@@ -52,15 +52,23 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
 
     /**
      * Takes lock `name` with `token` for `leaseMs`: its fencing token, the ms left on the holder's lease, or
-     * `unconfirmed` when the replicas did not confirm the take in time (it was given back).
+     * `unconfirmed` when the replicas did not confirm the take in time (it was given back). Refused, a caller that
+     * `waits` is registered as a waiter, so that the holder's release rings; `others`: other waiters of this
+     * process wait too, so the lock is taken registered as waited for.
      */
     async acquireLock(a: {
       name: string;
       token: string;
       leaseMs: number;
+      waits: boolean;
+      others: boolean;
     }): Promise<{ fence: number } | { heldForMs: number } | 'unconfirmed'> {
       const lock = k.lock(a.name);
-      const [fence, heldForMs] = await acquireLockScript(redis, [lock.owner, lock.fence], [a.token, a.leaseMs]);
+      const [fence, heldForMs] = await acquireLockScript(
+        redis,
+        [lock.owner, lock.fence],
+        [a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+      );
       if (fence === 0) return { heldForMs: heldForMs! };
       if (await replicated(lock.owner)) return { fence };
       await releaseLockScript(redis, [lock.owner], [a.token, lock.bell]);
@@ -98,7 +106,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       return 'unconfirmed';
     },
 
-    /** Frees lock `name` held with `token` and rings its doorbell; false when the lease had ended. */
+    /** Frees lock `name` held with `token`, ringing its doorbell if someone waits; false when the lease had ended. */
     async releaseLock(a: { name: string; token: string }): Promise<boolean> {
       const lock = k.lock(a.name);
       return (await releaseLockScript(redis, [lock.owner], [a.token, lock.bell])) === 1;

@@ -7,11 +7,11 @@ export function coordinationKeys({ key }: Keyspace) {
   return {
     /** the keys of one lock, all on the lock's slot */
     lock: (name: string) => ({
-      /** string with a lease (PX): the holder's random token */
+      /** string with a lease (PX): the holder's random token, + once someone waits (lib/lock.lua) */
       owner: key('lock', name),
       /** string counter, never expires: the fencing token handed to each holder in turn */
       fence: key('lock', name, 'fence'),
-      /** sharded pub/sub channel, rung with "<owner key> free:<token>" when a holder releases */
+      /** sharded pub/sub channel, rung with "<owner key> free:<token>" when a holder someone waits for releases */
       bell: key('lock', name, 'bell'),
     }),
     /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */

@@ -1,7 +1,8 @@
 /**
  * Distributed locks (the book's chapter 6, without its defects): SET NX PX with a random token and a fencing token
- * from the same script; release and extend compare the token in Lua; waiters wake on the lock's doorbell or when the
- * lease runs out; a holder hands over to a waiter of its own process in one script; `withLock` keeps the lease alive.
+ * from the same script; release and extend compare the token in Lua; a refused acquire registers its waiter on the
+ * lock and a release rings the lock's doorbell only then; waiters wake on a ring or when the lease runs out; a holder
+ * hands over to a waiter of its own process in one script; `withLock` keeps the lease alive.
  * Details: docs/coordination.md.
  */
 import { randomBytes } from 'node:crypto';
@@ -90,8 +91,17 @@ export class LockService {
     const token = randomBytes(16).toString('base64url');
     const deadline = performance.now() + waitMs;
     for (;;) {
-      const rings = this.waiting.get(name)?.rings;
-      const result = await this.commands.acquireLock({ name, token, leaseMs });
+      const entry = this.waiting.get(name);
+      const rings = entry?.rings;
+      // Registered in the same step when refused, so the holder's release rings for this waiter; taken while
+      // others here wait, the lock is marked for them (the ring that woke this waiter woke no other of this process).
+      const result = await this.commands.acquireLock({
+        name,
+        token,
+        leaseMs,
+        waits: waitMs > 0,
+        others: (entry?.queue.length ?? 0) > 0,
+      });
       if (typeof result === 'object' && 'fence' in result) return { name, token, fence: result.fence };
       const left = deadline - performance.now();
       if (left <= 0) return null;
