@@ -15,6 +15,10 @@ const acquireLockScript = script<[number, number?]>('acquireLock');
 const extendLockScript = script<0 | 1>('extendLock');
 const handOffLockScript = script<number>('handOffLock');
 const releaseLockScript = script<0 | 1>('releaseLock');
+const acquireReadLockScript = script<[number, number?]>('acquireReadLock');
+const acquireWriteLockScript = script<[number, number?]>('acquireWriteLock');
+const extendRwLockScript = script<0 | 1>('extendRwLock');
+const releaseRwLockScript = script<0 | 1>('releaseRwLock');
 const acquireSemaphoreScript = script<0 | 1>('acquireSemaphore');
 const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
@@ -110,6 +114,65 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
     async releaseLock(a: { name: string; token: string }): Promise<boolean> {
       const lock = k.lock(a.name);
       return (await releaseLockScript(redis, [lock.owner], [a.token, lock.bell])) === 1;
+    },
+
+    /** What waiters of read-write lock `name` watch: its writer key, and the doorbell its releases ring. */
+    rwLockHead(a: { name: string }): Head {
+      const lock = k.rwlock(a.name);
+      return { key: lock.writer, channel: lock.bell };
+    },
+
+    /**
+     * Takes read-write lock `name` in `mode` with `token` for `leaseMs`: its fencing token, the ms until what refused
+     * it ends, or `unconfirmed` when the replicas did not confirm the take in time (it was given back). Refused, a
+     * caller that waits (`waitMs` > 0) is registered for that long, and a writer queues new readers behind it.
+     */
+    async acquireRwLock(a: {
+      name: string;
+      mode: 'read' | 'write';
+      token: string;
+      leaseMs: number;
+      waitMs: number;
+    }): Promise<{ fence: number } | { heldForMs: number } | 'unconfirmed'> {
+      const lock = k.rwlock(a.name);
+      const acquire = a.mode === 'read' ? acquireReadLockScript : acquireWriteLockScript;
+      const [fence, heldForMs] = await acquire(
+        redis,
+        [lock.writer, lock.readers, lock.writers, lock.waited, lock.fence],
+        [a.token, a.leaseMs, Math.ceil(a.waitMs)],
+      );
+      if (fence === 0) return { heldForMs: heldForMs! };
+      const written = a.mode === 'read' ? lock.readers : lock.writer;
+      if (await replicated(written)) return { fence };
+      await releaseRwLockScript(redis, [lock.writer, lock.readers, lock.waited], [a.mode, a.token, lock.bell]);
+      return 'unconfirmed';
+    },
+
+    /**
+     * Gives the `mode` lease `token` of read-write lock `name` `leaseMs` from now: `extended`, `ended` when it had
+     * ended, or `unconfirmed` when the replicas did not confirm it in time.
+     */
+    async extendRwLock(a: {
+      name: string;
+      mode: 'read' | 'write';
+      token: string;
+      leaseMs: number;
+    }): Promise<'extended' | 'ended' | 'unconfirmed'> {
+      const lock = k.rwlock(a.name);
+      const reply = await extendRwLockScript(redis, [lock.writer, lock.readers], [a.mode, a.token, a.leaseMs]);
+      if (reply === 0) return 'ended';
+      return (await replicated(a.mode === 'read' ? lock.readers : lock.writer)) ? 'extended' : 'unconfirmed';
+    },
+
+    /** Ends the `mode` lease `token` of read-write lock `name`, ringing if it may let a waiter in; false: it had ended. */
+    async releaseRwLock(a: { name: string; mode: 'read' | 'write'; token: string }): Promise<boolean> {
+      const lock = k.rwlock(a.name);
+      const reply = await releaseRwLockScript(
+        redis,
+        [lock.writer, lock.readers, lock.waited],
+        [a.mode, a.token, lock.bell],
+      );
+      return reply === 1;
     },
 
     /** A place for `holder` in semaphore `name` of `limit` (dropped after `timeoutMs` unrefreshed); false: full. */

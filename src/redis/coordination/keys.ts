@@ -14,6 +14,21 @@ export function coordinationKeys({ key }: Keyspace) {
       /** sharded pub/sub channel, rung with "<owner key> free:<token>" when a holder someone waits for releases */
       bell: key('lock', name, 'bell'),
     }),
+    /** the keys of one read-write lock, all on the lock's slot (lib/rwlock.lua) */
+    rwlock: (name: string) => ({
+      /** string with a lease (PX): the writer's random token */
+      writer: key('rwlock', name),
+      /** sorted set: reader token → end of its lease (ms, Redis's clock); expires with the last */
+      readers: key('rwlock', name, 'readers'),
+      /** sorted set: waiting writer token → end of its wait (ms, Redis's clock); new readers queue behind them */
+      writers: key('rwlock', name, 'writers'),
+      /** string with the longest wait registered (PX): releases ring while it exists */
+      waited: key('rwlock', name, 'waited'),
+      /** string counter, never expires: the fencing token handed to each holder in turn */
+      fence: key('rwlock', name, 'fence'),
+      /** sharded pub/sub channel, rung with "<writer key> free:<token>" when a release may let a waiter in */
+      bell: key('rwlock', name, 'bell'),
+    }),
     /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */
     semaphore: (name: string) => key('sem', name, 'holders'),
     /** the keys of one task queue, all on the queue's slot */

@@ -33,9 +33,9 @@ export class LeaseLostError extends Error {
 }
 
 /** A watch on a lock nobody here waits for is kept this long, so a burst of contention does not re-subscribe. */
-const WATCH_LINGER_MS = 1000;
+export const WATCH_LINGER_MS = 1000;
 /** Added to a wait for a lease to run out, so that waiters do not all retry at the same instant. */
-const EXPIRY_JITTER_MS = 10;
+export const EXPIRY_JITTER_MS = 10;
 /** Hand-overs within a process in a row before a release lets other processes compete. */
 export const HANDOFF_MAX = 8;
 
@@ -65,6 +65,51 @@ interface Waiting {
   rings: number;
   unwatch: () => void;
   linger: NodeJS.Timeout | undefined;
+}
+
+/** How a held lease is kept alive: its lock's name (for messages), its length, and the steps on it. */
+export interface Hold {
+  name: string;
+  leaseMs: number;
+  /** Gives the lease `leaseMs` from now (see LockService.extend). */
+  extend: () => Promise<'extended' | 'ended' | 'unconfirmed'>;
+  release: () => Promise<unknown>;
+  log: Logger;
+}
+
+/**
+ * Runs `fn` holding a lease taken just before: the lease is extended every third of `leaseMs`; when it is lost,
+ * `fn`'s signal aborts with a LeaseLostError and `fn` should stop writing. The lease is released after `fn` (unless
+ * lost).
+ */
+export async function holdWhile<T>(hold: Hold, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const { name, leaseMs, log } = hold;
+  const controller = new AbortController();
+  const lost = (why: string) => controller.abort(new LeaseLostError(`lost the lease of lock "${name}": ${why}`));
+  let expiresAt = performance.now() + leaseMs;
+  let unconfirmed = false; // the last extension reached Redis but not enough replicas
+  const keepAlive = setInterval(() => {
+    if (performance.now() >= expiresAt)
+      return lost(`it ran out while ${unconfirmed ? 'no replica confirmed its extensions' : 'Redis was out of reach'}`);
+    const sentAt = performance.now();
+    hold.extend().then(
+      (result) => {
+        unconfirmed = result === 'unconfirmed';
+        if (result === 'extended') expiresAt = sentAt + leaseMs;
+        else if (result === 'ended') lost('it had expired');
+      },
+      (err: unknown) => log.warn({ lock: name, err }, 'lock lease extension failed; retrying'),
+    );
+  }, leaseMs / 3);
+  try {
+    return await fn(controller.signal);
+  } finally {
+    clearInterval(keepAlive);
+    if (!controller.signal.aborted) {
+      // When this fails, the lease runs out on its own.
+      await hold.release().catch((err: unknown) => log.warn({ lock: name, err }, 'lock release failed'));
+    }
+  }
 }
 
 export interface LockDeps {
@@ -154,37 +199,17 @@ export class LockService {
    * `leaseMs`; when it is lost, `fn`'s signal aborts with a LeaseLostError and `fn` should stop writing.
    */
   async withLock<T>(options: LockOptions, fn: (signal: AbortSignal, lease: Lease) => Promise<T>): Promise<T> {
-    const { name } = options;
+    const { name, leaseMs } = options;
     const lease = await this.acquire(options);
     if (!lease) throw new AppError('BUSY', `lock "${name}" is held; try again later`);
-    const controller = new AbortController();
-    const lost = (why: string) => controller.abort(new LeaseLostError(`lost the lease of lock "${name}": ${why}`));
-    let expiresAt = performance.now() + options.leaseMs;
-    let unconfirmed = false; // the last extension reached Redis but not enough replicas
-    const keepAlive = setInterval(() => {
-      if (performance.now() >= expiresAt)
-        return lost(
-          `it ran out while ${unconfirmed ? 'no replica confirmed its extensions' : 'Redis was out of reach'}`,
-        );
-      const sentAt = performance.now();
-      this.extend({ lease, leaseMs: options.leaseMs }).then(
-        (result) => {
-          unconfirmed = result === 'unconfirmed';
-          if (result === 'extended') expiresAt = sentAt + options.leaseMs;
-          else if (result === 'ended') lost('it had expired');
-        },
-        (err: unknown) => this.log.warn({ lock: name, err }, 'lock lease extension failed; retrying'),
-      );
-    }, options.leaseMs / 3);
-    try {
-      return await fn(controller.signal, lease);
-    } finally {
-      clearInterval(keepAlive);
-      if (!controller.signal.aborted) {
-        // When this fails, the lease runs out on its own.
-        await this.release(lease).catch((err: unknown) => this.log.warn({ lock: name, err }, 'lock release failed'));
-      }
-    }
+    const hold: Hold = {
+      name,
+      leaseMs,
+      extend: () => this.extend({ lease, leaseMs }),
+      release: () => this.release(lease),
+      log: this.log,
+    };
+    return holdWhile(hold, (signal) => fn(signal, lease));
   }
 
   /**
