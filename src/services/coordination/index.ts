@@ -5,17 +5,25 @@ import type { Base, Domain, DomainMetric } from '../shared/domain.js';
 import { LockService } from './locks.js';
 import { QueueService } from './queues.js';
 import { RwLockService } from './rwlocks.js';
+import { reentrantStore, ReentrantLockService } from './reentrant.js';
 import { SemaphoreService } from './semaphores.js';
 
 export function createCoordination(
   { redis, space, replicated, config, log }: Base,
   { poller }: { poller: MailboxPoller },
-): Domain<{ locks: LockService; rwlocks: RwLockService; semaphores: SemaphoreService; queues: QueueService }> {
+): Domain<{
+  locks: LockService;
+  rwlocks: RwLockService;
+  reentrantLocks: ReentrantLockService;
+  semaphores: SemaphoreService;
+  queues: QueueService;
+}> {
   const commands = coordinationCommands(redis, space, replicated, log);
   return {
     services: {
       locks: new LockService({ commands, poller, log }),
       rwlocks: new RwLockService({ commands, poller, log }),
+      reentrantLocks: new ReentrantLockService({ store: reentrantStore(commands), poller, log }),
       semaphores: new SemaphoreService({ commands }),
       queues: new QueueService({ commands, poller, defaults: config.queues }),
     },
