@@ -102,3 +102,13 @@ local function reentrantExtend(lock, token, leaseMs)
   end
   return held
 end
+
+-- Whether a write that shows lease token `token` ('' for none) may go on under the lock: when the lock is free and
+-- no token is shown, or when `token` holds it. A token of a lease that ended (expired, released) never may.
+local function reentrantAdmits(lock, token)
+  local held = reentrantRead(lock)
+  if held then
+    return held.token == token
+  end
+  return token == ''
+end

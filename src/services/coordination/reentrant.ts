@@ -5,7 +5,8 @@
  * changes. Waiters wait on the lock's doorbell with the end of the holder's lease as a backstop, and `withLock`
  * keeps the lease alive with a loss signal, both shared with the plain lock (lock-parts.ts). The store (which keys,
  * which scripts) is a parameter: the coordination domain's own (`reentrantStore`), or the documents' editing
- * leases, whose locks live in their document's shard. Details: docs/coordination.md.
+ * leases, whose locks live in their document's shard and take only the waiting part (ReentrantTaker). Details:
+ * docs/coordination.md.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -35,15 +36,19 @@ export interface ReentrantOptions {
 }
 
 /**
- * Where reentrant locks live: each step one script of lib/reentrant.lua. `A` is what else an acquire takes, and
- * `R` what else it may answer (the documents' refusals: no such document, not its author).
+ * How reentrant locks are taken where they live: each step one script of lib/reentrant.lua. `A` is what else an
+ * acquire takes, and `R` what else it may answer (the documents' refusals: no such document, not its author).
  */
-export interface ReentrantStore<A extends object = object, R = never> {
+export interface ReentrantTakes<A extends object = object, R = never> {
   /** What waiters of lock `name` watch: its key and doorbell. */
   head(name: string): Head;
   acquire(
     a: A & { name: string; owner: string; token: string; leaseMs: number; waits: boolean; others: boolean },
   ): Promise<ReentrantHeld | ReentrantBusy | 'unconfirmed' | R>;
+}
+
+/** Where the coordination domain's reentrant locks live: taking them, and the steps of a holder. */
+export interface ReentrantStore extends ReentrantTakes {
   /** The depth left (0: free), -1 when the lease had ended. */
   release(a: { name: string; token: string }): Promise<number>;
   extend(a: { name: string; token: string; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'>;
@@ -59,14 +64,14 @@ export function reentrantStore(commands: CoordinationCommands): ReentrantStore {
   };
 }
 
-export class ReentrantLockService<A extends object = object, R = never> {
-  private readonly store: ReentrantStore<A, R>;
+/** Takes reentrant locks, waiting for other owners on the locks' doorbells (the lease's end as backstop). */
+export class ReentrantTaker<A extends object = object, R = never> {
+  private readonly takes: ReentrantTakes<A, R>;
   private readonly waits: LockWaits<Waiter<never>>;
-  private readonly log: Logger;
 
-  constructor(deps: { store: ReentrantStore<A, R>; poller: MailboxPoller; log: Logger }) {
-    ({ store: this.store, log: this.log } = deps);
-    this.waits = new LockWaits({ poller: deps.poller, head: (name) => this.store.head(name) });
+  constructor(deps: { takes: ReentrantTakes<A, R>; poller: MailboxPoller }) {
+    this.takes = deps.takes;
+    this.waits = new LockWaits({ poller: deps.poller, head: (name) => this.takes.head(name) });
   }
 
   /**
@@ -84,7 +89,7 @@ export class ReentrantLockService<A extends object = object, R = never> {
     for (;;) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;
-      const result = await this.store.acquire({
+      const result = await this.takes.acquire({
         ...(rest as unknown as A),
         name,
         owner,
@@ -106,6 +111,25 @@ export class ReentrantLockService<A extends object = object, R = never> {
       );
     }
   }
+}
+
+export class ReentrantLockService {
+  private readonly store: ReentrantStore;
+  private readonly taker: ReentrantTaker;
+  private readonly log: Logger;
+
+  constructor(deps: { store: ReentrantStore; poller: MailboxPoller; log: Logger }) {
+    ({ store: this.store, log: this.log } = deps);
+    this.taker = new ReentrantTaker<object, never>({ takes: this.store, poller: deps.poller });
+  }
+
+  /**
+   * Takes the lock for `owner`, or enters it once more when `owner` holds it, waiting up to `waitMs` for another
+   * owner to leave it: the lease, or who holds it when the wait ran out.
+   */
+  acquire(options: ReentrantOptions): Promise<ReentrantLease | ReentrantBusy> {
+    return this.taker.acquire(options);
+  }
 
   /** Leaves the lock once: the depth left (0: free, a waiter rung), -1 when the lease had already ended. */
   release(lease: { name: string; token: string }): Promise<number> {
@@ -124,7 +148,7 @@ export class ReentrantLockService<A extends object = object, R = never> {
    * once after `fn`.
    */
   async withLock<T>(
-    options: ReentrantOptions & A,
+    options: ReentrantOptions,
     fn: (signal: AbortSignal, lease: ReentrantLease) => Promise<T>,
   ): Promise<T> {
     const { name, leaseMs } = options;
