@@ -1,5 +1,6 @@
 /**
- * Locks and task queues beside redis-semaphore and BullMQ, in one run on one Redis (`npm run bench:coordination`).
+ * Locks and task queues beside redis-semaphore and BullMQ, and read-write locks beside our plain lock, in one run on
+ * one Redis (`npm run bench:coordination`).
  * How it measures: docs/benchmarks.md.
  */
 import { Queue, Worker as BullWorker, type ConnectionOptions } from 'bullmq';
@@ -16,6 +17,9 @@ const SECONDS = positiveInt('BENCH_SECONDS', 3);
 const ROUNDS = positiveInt('BENCH_ROUNDS', 3);
 const TASKS = positiveInt('BENCH_TASKS', 10_000);
 const LOCK_CLIENTS = 50;
+/** Read-write lock rows: one pair in this many writes, the others read; each holder works this long (ms). */
+const RW_WRITE_EVERY = 10;
+const RW_HOLD_MS = 1;
 const IN_FLIGHT = 50;
 const LEASE_MS = 10_000;
 const WAIT_MS = 10_000;
@@ -39,7 +43,7 @@ interface Sample {
 }
 type Side = (tag: string, size: Size) => Promise<Sample>;
 interface Case {
-  table: 'locks' | 'enqueue' | 'processing';
+  table: 'locks' | 'rwlocks' | 'enqueue' | 'processing';
   name: string;
   baseline: string;
   ours: Side;
@@ -159,6 +163,28 @@ async function main(): Promise<number> {
         await mutex.release();
       });
 
+  // Read-write lock: LOCK_CLIENTS loops, 9 pairs in 10 reading, each holding the lock for RW_HOLD_MS; the baseline is
+  // our plain lock doing the same work, every pair exclusive (no maintained Redis read-write lock on npm to compare).
+  const held = () => new Promise((resolve) => setTimeout(resolve, RW_HOLD_MS));
+  const ourRwLocks: Side = (tag, { seconds }) => {
+    let pairs = 0;
+    return lockLoops(LOCK_CLIENTS, seconds, async () => {
+      const mode = pairs++ % RW_WRITE_EVERY === 0 ? 'write' : 'read';
+      const lease = await services.rwlocks.acquire({ name: tag, mode, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+      if (!lease) throw new Error(`ours: ${mode} lock ${tag} not acquired within ${WAIT_MS} ms`);
+      await held();
+      if (!(await services.rwlocks.release(lease)))
+        throw new Error(`ours: releasing ${mode} lock ${tag} found it gone`);
+    });
+  };
+  const plainExclusive: Side = (tag, { seconds }) =>
+    lockLoops(LOCK_CLIENTS, seconds, async () => {
+      const lease = await services.locks.acquire({ name: tag, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+      if (!lease) throw new Error(`plain: lock ${tag} not acquired within ${WAIT_MS} ms`);
+      await held();
+      if (!(await services.locks.release(lease))) throw new Error(`plain: releasing lock ${tag} found the lease gone`);
+    });
+
   const ourEnqueue = (queue: string, tasks: number) =>
     pool(tasks, IN_FLIGHT, () => services.queues.enqueue({ queue, name: 'noop', args: {} }));
   const theirEnqueue = (queue: Queue, tasks: number) => pool(tasks, IN_FLIGHT, () => queue.add('noop', {}));
@@ -229,6 +255,13 @@ async function main(): Promise<number> {
       base: theirLocks(LOCK_CLIENTS),
     },
     {
+      table: 'rwlocks',
+      name: `${LOCK_CLIENTS} concurrent, ${100 - 100 / RW_WRITE_EVERY} % readers, held ${RW_HOLD_MS} ms`,
+      baseline: 'our plain lock',
+      ours: ourRwLocks,
+      base: plainExclusive,
+    },
+    {
       table: 'enqueue',
       name: `${IN_FLIGHT} in flight`,
       baseline: 'BullMQ',
@@ -293,11 +326,11 @@ async function main(): Promise<number> {
   // Report.
   const med = (ss: Sample[], k: keyof Sample) => median(ss.map((s) => s[k] ?? NaN));
   let missed = 0;
-  const unit = { locks: 'pairs/s', enqueue: 'tasks/s', processing: 'tasks/s' } as const;
+  const unit = { locks: 'pairs/s', rwlocks: 'pairs/s', enqueue: 'tasks/s', processing: 'tasks/s' } as const;
   console.log(
     `\n${ROUNDS} rounds, order alternating; locks: ${SECONDS}s each, lease ${LEASE_MS} ms; queues: ${TASKS} tasks each, no-op handler`,
   );
-  for (const table of ['locks', 'enqueue', 'processing'] as const) {
+  for (const table of ['locks', 'rwlocks', 'enqueue', 'processing'] as const) {
     const rows = cases.flatMap((c, i) => {
       if (c.table !== table) return [];
       const { ours, base } = samples[i]!;
@@ -315,7 +348,7 @@ async function main(): Promise<number> {
           'cmds/op ours|base': both('commands', 2),
           'redis µs/op ours|base': both('cpuUs', 0),
           'client µs/op ours|base': both('clientUs', 0),
-          ...(table === 'locks' && { 'fairness ours|base': both('fairness', 2) }),
+          ...((table === 'locks' || table === 'rwlocks') && { 'fairness ours|base': both('fairness', 2) }),
         },
       ];
     });

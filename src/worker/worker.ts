@@ -57,9 +57,6 @@ export class Worker {
   /** Acknowledgements and returns that failed (Redis away); retried on every heartbeat, and at stop. */
   private unsettled: (() => Promise<unknown>)[] = [];
   private readonly stopping = new AbortController();
-  private readonly stopRequested = new Promise<void>((resolve) =>
-    this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
-  );
   private readonly abortTasks = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped: Promise<void> | undefined;
@@ -141,7 +138,7 @@ export class Worker {
     const slots = new Set<Promise<void>>();
     while (!this.stopping.signal.aborted) {
       if (slots.size >= this.options.concurrency) {
-        await Promise.race([...slots, this.stopRequested]);
+        await this.untilStop(Promise.race(slots), undefined);
         continue;
       }
       let tasks: Task[];
@@ -150,7 +147,7 @@ export class Worker {
         // disconnects was reconnecting. Tasks a late take moves to this worker are returned by the stop's requeue.
         const taking = this.take(queue, consumer, this.options.concurrency - slots.size);
         taking.catch(() => undefined);
-        tasks = await Promise.race([taking, this.stopRequested.then(() => [])]);
+        tasks = await this.untilStop(taking, []);
       } catch (err) {
         if (this.stopping.signal.aborted) break;
         this.log.warn({ worker: this.id, queue, err }, 'taking a task failed');
@@ -166,6 +163,21 @@ export class Worker {
         this.running.add(run);
       }
     }
+  }
+
+  /**
+   * `promise`'s outcome, or `onStop` once a stop is asked, whichever comes first. It leaves nothing behind on the
+   * stop signal: a Promise.race with a promise of the stop would keep a reaction on it per call (a few hundred bytes
+   * a task for as long as the worker lives).
+   */
+  private untilStop<T>(promise: Promise<T>, onStop: T): Promise<T> {
+    const { signal } = this.stopping;
+    if (signal.aborted) return Promise.resolve(onStop);
+    return new Promise<T>((resolve, reject) => {
+      const stop = () => resolve(onStop);
+      signal.addEventListener('abort', stop, { once: true });
+      promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+    });
   }
 
   /** Fills up to `free` slots in one round trip; waits with BLMOVE only when nothing is ready. */
