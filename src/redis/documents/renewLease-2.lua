@@ -10,18 +10,12 @@
   Returns {fencing token, depth}; else STATUS.NOT_FOUND (no such document), STATUS.LEASED (the token is not the
   live lease's: it expired or was released) or STATUS.NOT_OWNER (another user's lease); nothing is written then.
 ]]
---- @include lib/reentrant
+--- @include lib/lease
 local lease, doc = KEYS[1], KEYS[2]
 local user, token, leaseMs = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('EXISTS', doc) == 0 then
-  return STATUS.NOT_FOUND
-end
-local held = reentrantHeldBy(lease, token)
+local held, refusal = leaseOfHolder(lease, doc, user, token)
 if not held then
-  return STATUS.LEASED
-end
-if held.owner ~= user then
-  return STATUS.NOT_OWNER
+  return refusal
 end
 reentrantExtend(lease, token, leaseMs)
 return { tonumber(held.fence), held.depth }

@@ -4,12 +4,25 @@
  * the waiters of this process in a queue that a ring wakes one by one, and the end of the holder's lease as the
  * backstop. Details: docs/coordination.md.
  */
+import { randomBytes } from 'node:crypto';
 import type { Head, MailboxPoller } from '../mailbox/poller.js';
+import { checkMs, checkName } from '../shared/arguments.js';
 
 /** A watch on a lock nobody here waits for is kept this long, so a burst of contention does not re-subscribe. */
 export const WATCH_LINGER_MS = 1000;
 /** Added to a wait for a lease to run out, so that waiters do not all retry at the same instant. */
 export const EXPIRY_JITTER_MS = 10;
+
+/** An acquire's checks and start: the token it takes the lock with, and when its wait ends. */
+export function beginAcquire({ name, leaseMs, waitMs }: { name: string; leaseMs: number; waitMs: number }): {
+  token: string;
+  deadline: number;
+} {
+  checkName('lock', name);
+  checkMs('leaseMs', leaseMs, 1);
+  checkMs('waitMs', waitMs, 0);
+  return { token: randomBytes(16).toString('base64url'), deadline: performance.now() + waitMs };
+}
 
 /** A waiter of this process; `handed` is what a holder that hands the lock over passes (the plain lock's lease). */
 export interface Waiter<H> {

@@ -5,13 +5,12 @@
  * hands over to a waiter of its own process in one script; `withLock` keeps the lease alive.
  * Details: docs/coordination.md.
  */
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
-import { checkMs, checkName } from '../shared/arguments.js';
+import { checkMs } from '../shared/arguments.js';
 import type { CoordinationCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
-import { EXPIRY_JITTER_MS, LockWaits } from './lock-waits.js';
+import { beginAcquire, EXPIRY_JITTER_MS, LockWaits } from './lock-waits.js';
 
 export interface Lease {
   readonly name: string;
@@ -107,11 +106,7 @@ export class LockService {
 
   /** Takes the lock, waiting up to `waitMs`; null when it stayed held. */
   async acquire({ name, leaseMs, waitMs = 0 }: LockOptions): Promise<Lease | null> {
-    checkName('lock', name);
-    checkMs('leaseMs', leaseMs, 1);
-    checkMs('waitMs', waitMs, 0);
-    const token = randomBytes(16).toString('base64url');
-    const deadline = performance.now() + waitMs;
+    const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
     for (;;) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;

@@ -8,14 +8,13 @@
  * leases, whose locks live in their document's shard and take only the waiting part (ReentrantTaker). Details:
  * docs/coordination.md.
  */
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import type { CoordinationCommands } from '../../redis/coordination/commands.js';
 import type { ReentrantBusy, ReentrantHeld } from '../../redis/reentrant.js';
 import type { Head, MailboxPoller } from '../mailbox/poller.js';
 import { checkMs, checkName } from '../shared/arguments.js';
-import { EXPIRY_JITTER_MS, LockWaits, type Waiter } from './lock-waits.js';
+import { beginAcquire, EXPIRY_JITTER_MS, LockWaits, type Waiter } from './lock-waits.js';
 import { holdWhile } from './locks.js';
 
 export type { ReentrantBusy };
@@ -80,12 +79,8 @@ export class ReentrantTaker<A extends object = object, R = never> {
    */
   async acquire(options: ReentrantOptions & A): Promise<ReentrantLease | ReentrantBusy | R> {
     const { name, owner, leaseMs, waitMs = 0, ...rest } = options;
-    checkName('lock', name);
     checkName('lock owner', owner);
-    checkMs('leaseMs', leaseMs, 1);
-    checkMs('waitMs', waitMs, 0);
-    const token = randomBytes(16).toString('base64url');
-    const deadline = performance.now() + waitMs;
+    const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
     for (;;) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;

@@ -46,6 +46,10 @@ export function parseLeaseToken(argument: string, raw: string): string {
   return raw;
 }
 
+/** The `leaseToken` a write shows, '' for none. */
+const leaseTokenOf = (raw: string | null | undefined): string =>
+  raw == null ? '' : parseLeaseToken('leaseToken', raw);
+
 export interface DocumentServiceDeps {
   commands: DocumentCommands;
   shards: Shards;
@@ -86,7 +90,7 @@ export class DocumentService {
     input: { id: string; title: string; content: string; leaseToken?: string | null },
   ): Promise<Document> {
     const id = parseDocumentId(input.id);
-    const leaseToken = input.leaseToken == null ? '' : parseLeaseToken('leaseToken', input.leaseToken);
+    const leaseToken = leaseTokenOf(input.leaseToken);
     const title = userText(input.title, 'title', TITLE_MAX);
     const content = input.content.toWellFormed();
     if (Buffer.byteLength(content) > this.options.documentBytes)
@@ -127,7 +131,7 @@ export class DocumentService {
    */
   async deleteDocument(user: string, input: { id: string; leaseToken?: string | null }): Promise<boolean> {
     const id = parseDocumentId(input.id);
-    const leaseToken = input.leaseToken == null ? '' : parseLeaseToken('leaseToken', input.leaseToken);
+    const leaseToken = leaseTokenOf(input.leaseToken);
     return this.change({ id, user }, (shard, state, isAdmin) =>
       this.commands.deleteDocument({
         shard,
