@@ -149,6 +149,21 @@ describe('editing leases (reentrant, GraphQL)', () => {
     await t.gql(RELEASE, { id, token: got!.token }, admin.token);
   });
 
+  it('reentrant: waits sent together pass LEASE_WAITS_PER_USER_MAX once; deleting the document wakes a waiter with NOT_FOUND', async () => {
+    const id = await newDocument();
+    const held = await acquire(alice.token, { id, seconds: 600 });
+    const calls = [0, 1].map((i) => t.gql(ACQUIRE, { id, wait: 30 }, admin.token).then((r) => ({ r, i })));
+    // One of the two is over the bound (1 in this file) and answers at once; the other waits.
+    const busy = await Promise.race(calls);
+    expect(codeOf(busy.r)).toBe('BUSY');
+    const waiting = calls[1 - busy.i]!.then(({ r }) => r);
+    expect(await eventually(async () => (await t.redis.get(leaseKey(id)))?.endsWith('+') ?? false)).toBe(true);
+    // The holder deletes the document with its token: the lease goes with it, and its waiter is rung.
+    expect((await t.gql(DELETE, { id, lease: held.token }, alice.token)).data?.deleteDocument).toBe(true);
+    expect(codeOf(await waiting)).toBe('NOT_FOUND'); // long before its 30 s: the lease's 600 s would have outlived it
+    expect(await t.redis.exists(leaseKey(id))).toBe(0);
+  });
+
   it('reentrant: out-of-range seconds are BAD_USER_INPUT, unknown documents NOT_FOUND, others FORBIDDEN; nothing taken', async () => {
     const id = await newDocument();
     for (const vars of [{ seconds: 0 }, { seconds: 601 }, { wait: -1 }, { wait: 31 }]) {

@@ -101,42 +101,20 @@ export class LeaseService {
     const id = parseDocumentId(input.id);
     const leaseMs = seconds('seconds', input.seconds, LEASE_SECONDS.min, LEASE_SECONDS.max) * 1000;
     const waitMs = seconds('waitSeconds', input.waitSeconds, 0, LEASE_WAIT_SECONDS.max) * 1000;
-    await this.shards.ready();
+    // Counted before anything is awaited, so that calls arriving together cannot all pass the bound.
     const waits = this.waiting.get(user) ?? 0;
     if (waitMs > 0 && waits >= this.options.waitsPerUser)
       throw new AppError(
         'BUSY',
         `at most ${this.options.waitsPerUser} lease waits of one user at once; try again later`,
       );
-    // A place among the user's leases, for the wait and the lease; given back unless the lease is taken.
-    const place = { name: placesOf(user), holder: id };
-    const placed = await this.semaphores.acquire({
-      ...place,
-      limit: this.options.perUser,
-      timeoutMs: waitMs + leaseMs,
-    });
-    if (!placed)
-      throw new AppError('BUSY', `a user holds at most ${this.options.perUser} document leases; release one first`);
     if (waitMs > 0) this.waiting.set(user, waits + 1);
-    let taken: DocumentLease | null = null;
     try {
-      const options = { name: id, owner: user, leaseMs, waitMs };
-      let result = await this.taker.acquire({ ...options, isAdmin: false });
-      if (isRefused(result) && result.refused === STATUS.NOT_OWNER && (await this.admins.isAdmin({ username: user })))
-        result = await this.taker.acquire({ ...options, isAdmin: true });
-      if (isRefused(result)) throw refusal(result, id);
-      if (isBusy(result))
-        throw conflict(
-          `document "${id}" is being edited by ${result.holder} (lease ends in ${Math.ceil(result.heldForMs / 1000)} s); try again later`,
-        );
-      taken = lease(id, result);
+      await this.shards.ready();
+      return await this.take(user, { id, leaseMs, waitMs });
     } finally {
       if (waitMs > 0) this.release1(user);
-      if (!taken) await this.semaphores.release(place);
     }
-    // The place lasts as long as the lease (a re-entry may have kept a later end).
-    await this.semaphores.refresh({ ...place, timeoutMs: taken.expiresAt.getTime() - Date.now() + 1000 });
-    return taken;
   }
 
   /** Gives `user`'s lease `token` of document `id` `seconds` from now (CONFLICT when it is not the live lease). */
@@ -175,6 +153,36 @@ export class LeaseService {
     if (depth > 0) return false;
     await this.semaphores.release({ name: placesOf(user), holder: id });
     return true;
+  }
+
+  /** Takes the lease with a place among the user's leases, for the wait and the lease; given back unless taken. */
+  private async take(user: string, { id, leaseMs, waitMs }: { id: string; leaseMs: number; waitMs: number }) {
+    const place = { name: placesOf(user), holder: id };
+    const placed = await this.semaphores.acquire({
+      ...place,
+      limit: this.options.perUser,
+      timeoutMs: waitMs + leaseMs,
+    });
+    if (!placed)
+      throw new AppError('BUSY', `a user holds at most ${this.options.perUser} document leases; release one first`);
+    let taken: DocumentLease | null = null;
+    try {
+      const options = { name: id, owner: user, leaseMs, waitMs };
+      let result = await this.taker.acquire({ ...options, isAdmin: false });
+      if (isRefused(result) && result.refused === STATUS.NOT_OWNER && (await this.admins.isAdmin({ username: user })))
+        result = await this.taker.acquire({ ...options, isAdmin: true });
+      if (isRefused(result)) throw refusal(result, id);
+      if (isBusy(result))
+        throw conflict(
+          `document "${id}" is being edited by ${result.holder} (lease ends in ${Math.ceil(result.heldForMs / 1000)} s); try again later`,
+        );
+      taken = lease(id, result);
+    } finally {
+      if (!taken) await this.semaphores.release(place);
+    }
+    // The place lasts as long as the lease (a re-entry may have kept a later end).
+    await this.semaphores.refresh({ ...place, timeoutMs: taken.expiresAt.getTime() - Date.now() + 1000 });
+    return taken;
   }
 
   private release1(user: string): void {
