@@ -1,7 +1,7 @@
 /**
- * Locks and task queues beside redis-semaphore and BullMQ and read-write locks beside our plain lock, in one run on
- * one Redis, and RedLock beside the redlock package on five more (`npm run bench:coordination`). How it measures:
- * docs/benchmarks.md.
+ * Locks and task queues beside redis-semaphore and BullMQ, read-write locks beside our plain lock and reentrant locks
+ * beside both, in one run on one Redis, and RedLock beside the redlock package on five more
+ * (`npm run bench:coordination`). How it measures: docs/benchmarks.md.
  */
 import { Queue, Worker as BullWorker, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
 import { DRIFT_FACTOR, RETRY_DELAY_MS, RETRY_JITTER_MS } from '../src/services/coordination/redlock.js';
+import { isLease } from '../src/services/coordination/reentrant.js';
 import { createServices } from '../src/services/index.js';
 import { Worker } from '../src/worker/worker.js';
 import { HOST, cpuSeconds, median, positiveInt, progress, runBench, startRedis } from './support/processes.js';
@@ -45,8 +46,11 @@ interface Sample {
   fairness?: number;
 }
 type Side = (tag: string, size: Size) => Promise<Sample>;
+/** The tables the cases go to, in the order they print. */
+const TABLES = ['locks', 'rwlocks', 'reentrant', 'enqueue', 'processing', 'redlock'] as const;
+type Table = (typeof TABLES)[number];
 interface Case {
-  table: 'locks' | 'rwlocks' | 'enqueue' | 'processing' | 'redlock';
+  table: Table;
   name: string;
   baseline: string;
   ours: Side;
@@ -148,6 +152,69 @@ function countdown(n: number, what: string) {
       await Promise.race([reached, timeout]).finally(() => clearTimeout(timer));
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reentrant locks: acquire/release pairs of one loop (the uncontended path a holder takes), at depth 1 and nested at
+// depth 2. Redisson, the seed's reentrant lock, is Java: the baselines are redis-semaphore's Mutex (the Node lock the
+// plain lock is held to), which re-enters only by refreshing a lock taken with the same identifier
+// (`acquiredExternally`) and keeps no depth, so its nested pair is acquire, re-acquire, one release; and our plain
+// lock, which cannot re-enter at all. Every pair checks its answers: the depth each step reports, the same fencing
+// token inside, a release that found its lease.
+
+function reentrantCases(services: ReturnType<typeof createServices>, semClient: Redis): Case[] {
+  const locks = services.reentrantLocks;
+  const nested = (depth: 1 | 2): Side => {
+    const owner = `bench-${depth}`;
+    return (tag, { seconds }) =>
+      lockLoops(1, seconds, async () => {
+        const outer = await locks.acquire({ name: tag, owner, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+        if (!isLease(outer) || outer.depth !== 1)
+          throw new Error(`ours: ${tag} at depth 1 got ${JSON.stringify(outer)}`);
+        if (depth === 2) {
+          const inner = await locks.acquire({ name: tag, owner, leaseMs: LEASE_MS });
+          if (!isLease(inner) || inner.depth !== 2 || inner.fence !== outer.fence)
+            throw new Error(`ours: ${tag} re-entered got ${JSON.stringify(inner)}`);
+          if ((await locks.release(inner)) !== 1) throw new Error(`ours: ${tag}'s inner release did not leave depth 1`);
+        }
+        if ((await locks.release(outer)) !== 0) throw new Error(`ours: ${tag}'s last release did not free it`);
+      });
+  };
+  const mutex = (depth: 1 | 2): Side => {
+    return (tag, { seconds }) =>
+      lockLoops(1, seconds, async () => {
+        const options = { lockTimeout: LEASE_MS, acquireTimeout: WAIT_MS, refreshInterval: 0 };
+        const outer = new Mutex(semClient, tag, options);
+        await outer.acquire(); // throws when not acquired within acquireTimeout
+        if (depth === 2) {
+          const inner = new Mutex(semClient, tag, {
+            ...options,
+            identifier: outer.identifier,
+            acquiredExternally: true,
+          });
+          await inner.acquire(); // a refresh: throws when the lock is not held with the identifier
+        }
+        await outer.release();
+      });
+  };
+  const plain: Side = (tag, { seconds }) =>
+    lockLoops(1, seconds, async () => {
+      const lease = await services.locks.acquire({ name: tag, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+      if (!lease) throw new Error(`plain: lock ${tag} not acquired within ${WAIT_MS} ms`);
+      if (!(await services.locks.release(lease))) throw new Error(`plain: releasing lock ${tag} found the lease gone`);
+    });
+  // One table, three baselines: each case names its own, and the table's column is "baseline".
+  return [
+    { table: 'reentrant', name: 'depth 1 vs redis-semaphore', baseline: 'baseline', ours: nested(1), base: mutex(1) },
+    { table: 'reentrant', name: 'depth 1 vs our plain lock', baseline: 'baseline', ours: nested(1), base: plain },
+    {
+      table: 'reentrant',
+      name: 'nested depth 2 vs redis-semaphore re-entered by identifier',
+      baseline: 'baseline',
+      ours: nested(2),
+      base: mutex(2),
+    },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -265,6 +332,7 @@ async function main(): Promise<number> {
     };
 
   const cases: Case[] = [
+    ...reentrantCases(services, semClient),
     { table: 'locks', name: 'sequential', baseline: 'redis-semaphore', ours: ourLocks(1), base: theirLocks(1) },
     {
       table: 'locks',
@@ -348,18 +416,19 @@ async function main(): Promise<number> {
   // Report.
   const med = (ss: Sample[], k: keyof Sample) => median(ss.map((s) => s[k] ?? NaN));
   let missed = 0;
-  const unit = {
+  const unit: Record<Table, string> = {
     locks: 'pairs/s',
     rwlocks: 'pairs/s',
+    reentrant: 'pairs/s',
     enqueue: 'tasks/s',
     processing: 'tasks/s',
     redlock: 'pairs/s',
-  } as const;
+  };
   console.log(
     `\n${ROUNDS} rounds, order alternating; locks: ${SECONDS}s each, lease ${LEASE_MS} ms; queues: ${TASKS} tasks each, no-op handler; ` +
       `redlock: ${REDLOCK_SERVERS} servers (figures summed over them), retries every ${RETRY_DELAY_MS} ± ${RETRY_JITTER_MS} ms on both sides, drift factor ${DRIFT_FACTOR}`,
   );
-  for (const table of ['locks', 'rwlocks', 'enqueue', 'processing', 'redlock'] as const) {
+  for (const table of TABLES) {
     const rows = cases.flatMap((c, i) => {
       if (c.table !== table) return [];
       const { ours, base } = samples[i]!;

@@ -114,6 +114,8 @@ const EnvSchema = z.object({
   SEARCH_RESULTS_PER_USER: intFrom(1, 10_000).default(20),
   SEARCH_CONCURRENCY: intFrom(1, 1000).default(4),
   MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).optional(),
+  LEASES_PER_USER_MAX: intFrom(1, 10_000).default(10),
+  LEASE_WAITS_PER_USER_MAX: intFrom(1, 1000).default(4),
 
   ADS_EXPLORATION: z.enum(['on', 'off']).default('on'),
   ADS_FREQUENCY_CAP: intFrom(0, 1_000_000).default(20),
@@ -268,6 +270,13 @@ export interface Config {
     /** The largest document content, in bytes of UTF-8. */
     documentBytes: number;
   };
+  /** The documents' editing leases (src/services/documents/leases.ts). */
+  leases: {
+    /** Leases one user holds at once (a wait counts while it lasts); past it, acquireDocumentLease is BUSY. */
+    perUser: number;
+    /** acquireDocumentLease calls with waitSeconds > 0 of one user waiting at once in one gateway process; past it, BUSY. */
+    waitsPerUser: number;
+  };
   /** The shared cache (src/services/cache/, docs/cache.md). */
   cache: {
     /** Every value's TTL is its cache's TTL times 1 ± up to this fraction (uniform): keys written together expire apart. */
@@ -419,6 +428,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.SEARCH_CONCURRENCY,
       documentBytes: e.MAX_DOCUMENT_BYTES ?? Math.min(DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
+    leases: { perUser: e.LEASES_PER_USER_MAX, waitsPerUser: e.LEASE_WAITS_PER_USER_MAX },
     ads: { exploration: e.ADS_EXPLORATION === 'on', frequencyCap: e.ADS_FREQUENCY_CAP },
     cache: {
       ttlJitter: e.CACHE_TTL_JITTER,

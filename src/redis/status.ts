@@ -30,6 +30,8 @@ export const STATUS = {
   CHANGED: -12,
   /** The keys named are of another UTC day than Redis's clock's (the caller asks Redis the day and calls again). */
   WRONG_DAY: -13,
+  /** The object is leased to another holder, or the lease token given is not its live lease's (expired, released). */
+  LEASED: -14,
 } as const;
 
 export type Status = (typeof STATUS)[keyof typeof STATUS];

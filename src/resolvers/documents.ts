@@ -5,6 +5,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Context, SignedIn } from '../context.js';
 import type { Document, DocumentSummary } from '../services/documents/documents.js';
+import type { DocumentLease } from '../services/documents/leases.js';
 import type { DocumentSearch, SearchArgs } from '../services/documents/search.js';
 import { describeHits, type DocumentHit } from '../services/documents/snippets.js';
 import { selectsAny } from './selection.js';
@@ -48,12 +49,16 @@ export const hits = async (search: DocumentSearch, _args: unknown, ctx: Context)
 
 export const indexDocument = async (
   _root: unknown,
-  args: { id: string; title: string; content: string },
+  args: { id: string; title: string; content: string; leaseToken?: string | null },
   ctx: SignedIn,
 ): Promise<Document> =>
   ctx.loaders.documents.prime(await ctx.services.documents.indexDocument(ctx.viewer.username, args));
 
-export const deleteDocument = async (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<boolean> => {
+export const deleteDocument = async (
+  _root: unknown,
+  args: { id: string; leaseToken?: string | null },
+  ctx: SignedIn,
+): Promise<boolean> => {
   const deleted = await ctx.services.documents.deleteDocument(ctx.viewer.username, args);
   ctx.loaders.documents.forget(args.id);
   return deleted;
@@ -61,3 +66,24 @@ export const deleteDocument = async (_root: unknown, args: { id: string }, ctx: 
 
 export const voteDocument = async (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<Document> =>
   ctx.loaders.documents.prime(await ctx.services.documents.voteDocument(ctx.viewer.username, args));
+
+export const documentLease = (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<DocumentLease | null> =>
+  ctx.services.leases.documentLease(ctx.viewer.username, args);
+
+export const acquireDocumentLease = (
+  _root: unknown,
+  args: { id: string; seconds: number; waitSeconds: number },
+  ctx: SignedIn,
+): Promise<DocumentLease> => ctx.services.leases.acquireDocumentLease(ctx.viewer.username, args);
+
+export const renewDocumentLease = (
+  _root: unknown,
+  args: { id: string; token: string; seconds: number },
+  ctx: SignedIn,
+): Promise<DocumentLease> => ctx.services.leases.renewDocumentLease(ctx.viewer.username, args);
+
+export const releaseDocumentLease = (
+  _root: unknown,
+  args: { id: string; token: string },
+  ctx: SignedIn,
+): Promise<boolean> => ctx.services.leases.releaseDocumentLease(ctx.viewer.username, args);

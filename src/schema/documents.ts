@@ -14,6 +14,7 @@ import {
   type DocumentSort,
 } from '../services/documents/sorts.js';
 import { SNIPPET_CHARS } from '../services/documents/snippets.js';
+import { LEASE_SECONDS, LEASE_WAIT_SECONDS, type DocumentLease } from '../services/documents/leases.js';
 import { enumValues, firstArg } from './args.js';
 
 const SORT_DESCRIPTIONS = {
@@ -98,7 +99,35 @@ const DocumentSearchType = builder.objectRef<DocumentSearch>('DocumentSearch').i
   }),
 });
 
+const DocumentLeaseType = builder.objectRef<DocumentLease>('DocumentLease').implement({
+  description:
+    "A document's editing lease: one user edits it at a time (a reentrant lock with a fencing token). indexDocument and deleteDocument of a leased document need its `token` as `leaseToken`.",
+  fields: (t) => ({
+    documentId: t.exposeID('documentId'),
+    token: t.exposeID('token', {
+      description: 'What renewDocumentLease, releaseDocumentLease and the writes (`leaseToken`) take.',
+    }),
+    fencingToken: t.exposeString('fencingToken', {
+      description:
+        "Higher for every new holder of the document's lease (a decimal string: compare as a number); the same while its holder takes it again.",
+    }),
+    holder: t.field({ type: UserType, resolve: (l) => ({ username: l.holder }) }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    depth: t.exposeInt('depth', {
+      description: 'How many times its holder took it without releasing it; it is free once released as many times.',
+    }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  documentLease: t.withAuth({ signedIn: true }).field({
+    type: DocumentLeaseType,
+    nullable: true,
+    description:
+      'Who edits a document now; null when nobody does. For those who may take its lease (its author and admins; FORBIDDEN for others).',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: resolvers.documentLease,
+  }),
   document: t.withAuth({ signedIn: true }).field({
     type: DocumentType,
     nullable: true,
@@ -124,18 +153,23 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   indexDocument: t.withAuth({ signedIn: true }).field({
     type: DocumentType,
-    description: `Creates or replaces a document (id: 1-64 of [A-Za-z0-9_.:-]; title: 1-${TITLE_MAX} characters; content: at most MAX_DOCUMENT_BYTES bytes). Only its author or an admin replaces it.`,
+    description: `Creates or replaces a document (id: 1-64 of [A-Za-z0-9_.:-]; title: 1-${TITLE_MAX} characters; content: at most MAX_DOCUMENT_BYTES bytes). Only its author or an admin replaces it; while it is leased, only with the lease's token (else CONFLICT, nothing written).`,
     args: {
       id: t.arg.id({ required: true }),
       title: t.arg.string({ required: true }),
       content: t.arg.string({ required: true }),
+      leaseToken: t.arg.id({ description: "The live editing lease's token; needed while the document is leased." }),
     },
     resolve: resolvers.indexDocument,
   }),
   deleteDocument: t.withAuth({ signedIn: true }).field({
     type: 'Boolean',
-    description: 'Deletes a document (its author or an admin); false when there was none.',
-    args: { id: t.arg.id({ required: true }) },
+    description:
+      "Deletes a document (its author or an admin) and its editing lease; false when there was none. While it is leased, only with the lease's token (else CONFLICT, nothing deleted).",
+    args: {
+      id: t.arg.id({ required: true }),
+      leaseToken: t.arg.id({ description: "The live editing lease's token; needed while the document is leased." }),
+    },
     resolve: resolvers.deleteDocument,
   }),
   voteDocument: t.withAuth({ signedIn: true }).field({
@@ -143,5 +177,32 @@ builder.mutationFields((t) => ({
     description: 'Votes for a document, once per user (voting again changes nothing); NOT_FOUND when there is none.',
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.voteDocument,
+  }),
+  acquireDocumentLease: t.withAuth({ signedIn: true }).field({
+    type: DocumentLeaseType,
+    description: `Takes a document's editing lease for \`seconds\` (${LEASE_SECONDS.min}-${LEASE_SECONDS.max}); its author and admins may (FORBIDDEN for others). Taken again by its holder: the same lease, \`depth\` one higher, its end moved to \`seconds\` from now unless it was later. Held by another user: waits up to \`waitSeconds\` (0-${LEASE_WAIT_SECONDS.max}) for it to be released or to expire, then CONFLICT naming the holder. BUSY past LEASES_PER_USER_MAX leases or LEASE_WAITS_PER_USER_MAX waits of one user.`,
+    args: {
+      id: t.arg.id({ required: true }),
+      seconds: t.arg.int({ required: true, defaultValue: LEASE_SECONDS.default }),
+      waitSeconds: t.arg.int({ required: true, defaultValue: LEASE_WAIT_SECONDS.default }),
+    },
+    resolve: resolvers.acquireDocumentLease,
+  }),
+  renewDocumentLease: t.withAuth({ signedIn: true }).field({
+    type: DocumentLeaseType,
+    description: `Gives the holder's lease \`seconds\` (${LEASE_SECONDS.min}-${LEASE_SECONDS.max}) from now; CONFLICT when \`token\` is not the live lease's (it expired or was released), FORBIDDEN when it is another user's.`,
+    args: {
+      id: t.arg.id({ required: true }),
+      token: t.arg.id({ required: true }),
+      seconds: t.arg.int({ required: true, defaultValue: LEASE_SECONDS.default }),
+    },
+    resolve: resolvers.renewDocumentLease,
+  }),
+  releaseDocumentLease: t.withAuth({ signedIn: true }).field({
+    type: 'Boolean',
+    description:
+      "Releases the holder's lease once: true when it is free now, false when it is still held (taken more times than released). CONFLICT when `token` is not the live lease's, FORBIDDEN when it is another user's.",
+    args: { id: t.arg.id({ required: true }), token: t.arg.id({ required: true }) },
+    resolve: resolvers.releaseDocumentLease,
   }),
 }));

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, createRedlockClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
+import { reentrantAcquired, type ReentrantBusy, type ReentrantHeld, type ReentrantReply } from '../reentrant.js';
 import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
@@ -21,6 +22,9 @@ const extendRwLockScript = script<0 | 1>('extendRwLock');
 const releaseRwLockScript = script<0 | 1>('releaseRwLock');
 const releaseRedlockScript = script<0 | 1>('releaseRedlock');
 const handOffRedlockScript = script<0 | 1>('handOffRedlock');
+const acquireReentrantScript = script<ReentrantReply>('acquireReentrant');
+const releaseReentrantScript = script<number>('releaseReentrant');
+const extendReentrantScript = script<0 | 1>('extendReentrant');
 const acquireSemaphoreScript = script<0 | 1>('acquireSemaphore');
 const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
@@ -253,6 +257,55 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
         [a.mode, a.token, lock.bell],
       );
       return reply === 1;
+    },
+
+    /** What waiters of reentrant lock `name` watch: its key, and the doorbell its releases ring. */
+    reentrantHead(a: { name: string }): Head {
+      const lock = k.reentrant(a.name);
+      return { key: lock.lock, channel: lock.bell };
+    },
+
+    /**
+     * Takes reentrant lock `name` for `owner` (a new lease with `token`), or enters it once more when `owner` holds
+     * it; refused, the holder and the ms left on its lease (a caller that `waits` is registered, so the release
+     * rings; `others`: others of this process wait, so it is taken registered), or `unconfirmed` when the replicas
+     * did not confirm a new holder in time (it was given back).
+     */
+    async acquireReentrant(a: {
+      name: string;
+      owner: string;
+      token: string;
+      leaseMs: number;
+      waits: boolean;
+      others: boolean;
+    }): Promise<ReentrantHeld | ReentrantBusy | 'unconfirmed'> {
+      const lock = k.reentrant(a.name);
+      const reply = await acquireReentrantScript(
+        redis,
+        [lock.lock, lock.fences],
+        [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+      );
+      const taken = reentrantAcquired(reply, a.owner);
+      if (!('token' in taken) || taken.depth > 1 || (await replicated(lock.lock))) return taken;
+      await releaseReentrantScript(redis, [lock.lock], [taken.token, lock.bell]);
+      return 'unconfirmed';
+    },
+
+    /** Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone waits), -1 when its lease had ended. */
+    releaseReentrant(a: { name: string; token: string }): Promise<number> {
+      const lock = k.reentrant(a.name);
+      return releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
+    },
+
+    /** Gives the lease `token` holds on reentrant lock `name` `leaseMs` from now (as extendLock). */
+    async extendReentrant(a: {
+      name: string;
+      token: string;
+      leaseMs: number;
+    }): Promise<'extended' | 'ended' | 'unconfirmed'> {
+      const { lock } = k.reentrant(a.name);
+      if ((await extendReentrantScript(redis, [lock], [a.token, a.leaseMs])) === 0) return 'ended';
+      return (await replicated(lock)) ? 'extended' : 'unconfirmed';
     },
 
     /** A place for `holder` in semaphore `name` of `limit` (dropped after `timeoutMs` unrefreshed); false: full. */

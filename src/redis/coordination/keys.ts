@@ -34,6 +34,15 @@ export function coordinationKeys({ key }: Keyspace) {
      * apart from the plain lock of the same name
      */
     redlock: (name: string) => key('redlock', name),
+    /** the keys of one reentrant lock, all on the lock's slot */
+    reentrant: (name: string) => ({
+      /** string with a lease (PX): "<owner> <token> <depth> <fence>", + once someone waits (lib/reentrant.lua) */
+      lock: key('rlock', name),
+      /** string counter, never expires: the fencing token handed to each new holder in turn */
+      fences: key('rlock', name, 'fence'),
+      /** sharded pub/sub channel, rung with "<lock key> free:<token>" when a lock someone waits for is freed */
+      bell: key('rlock', name, 'bell'),
+    }),
     /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */
     semaphore: (name: string) => key('sem', name, 'holders'),
     /** the keys of one task queue, all on the queue's slot */

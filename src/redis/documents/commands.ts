@@ -5,6 +5,14 @@
  */
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
+import type { Head } from '../mailbox/commands.js';
+import {
+  reentrantAcquired,
+  reentrantState,
+  type ReentrantBusy,
+  type ReentrantHeld,
+  type ReentrantReply,
+} from '../reentrant.js';
 import { pairs } from '../replies.js';
 import { script } from '../scripts.js';
 import { refused, type Refused } from '../status.js';
@@ -12,6 +20,9 @@ import { documentKeys, type ShardKeys } from './keys.js';
 
 const indexDocumentScript = script<number | [number, number, number, 0 | 1]>('indexDocument');
 const deleteDocumentScript = script<number>('deleteDocument');
+const acquireLeaseScript = script<ReentrantReply | number>('acquireLease');
+const renewLeaseScript = script<[number, number] | number>('renewLease');
+const releaseLeaseScript = script<number>('releaseLease');
 const voteDocumentScript = script<number>('voteDocument');
 const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
 const searchStatsScript = script<(number | string)[]>('searchStats');
@@ -39,6 +50,8 @@ interface Change {
   expected: string;
   user: string;
   isAdmin: boolean;
+  /** The editing lease's token the caller shows ('': none); otherwise refused with LEASED while it is leased. */
+  leaseToken: string;
 }
 
 /** A stored document as a viewer sees it; its content only when it was asked for. */
@@ -150,6 +163,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.lengthSum,
           s.vocabulary,
           s.df,
+          s.lease(a.id),
           ...words.map(s.word),
           ...a.dropped.map(s.word),
         ],
@@ -165,6 +179,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           a.length,
           // frequencies as strings: ZADD takes them as they are (redis.call would format a Lua number with %.17g)
           JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
+          a.leaseToken,
         ],
       );
       return typeof reply === 'number'
@@ -188,11 +203,77 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.lengthSum,
           s.vocabulary,
           s.df,
+          s.lease(a.id),
           ...a.words.map(s.word),
         ],
-        [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, ...a.words],
+        [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, a.leaseToken, s.leaseBell(a.id), ...a.words],
       );
       return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** What waiters for document `id`'s editing lease watch: its key, and the doorbell its releases ring. */
+    leaseHead({ shard: s, id }: { shard: Shard; id: string }): Head {
+      return { key: s.lease(id), channel: s.leaseBell(id) };
+    },
+
+    /** Document `id`'s editing lease; null when it is free. */
+    async readLease({ shard: s, id }: { shard: Shard; id: string }): Promise<ReentrantHeld | null> {
+      const [[, value], [, pttl]] = (await redis.multi().get(s.lease(id)).pttl(s.lease(id)).exec()) as [
+        [unknown, string | null],
+        [unknown, number],
+      ];
+      return reentrantState(value, pttl);
+    },
+
+    /**
+     * Takes document `id`'s editing lease for `user` (a new lease with `token`), or enters it once more when `user`
+     * holds it; refused, the holder and the ms left on its lease (a caller that `waits` is registered, so that the
+     * release rings; `others`: others of this process wait, so it is taken registered). NOT_FOUND: no such
+     * document; NOT_OWNER: `user` is neither its author nor an admin (`isAdmin`).
+     */
+    async acquireLease(a: {
+      shard: Shard;
+      id: string;
+      user: string;
+      isAdmin: boolean;
+      token: string;
+      leaseMs: number;
+      waits: boolean;
+      others: boolean;
+    }): Promise<ReentrantHeld | ReentrantBusy | Refused> {
+      const s = a.shard;
+      const reply = await acquireLeaseScript(
+        redis,
+        [s.lease(a.id), s.leaseFences, s.doc(a.id)],
+        [a.user, a.isAdmin ? 1 : 0, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+      );
+      return typeof reply === 'number' ? refused(reply) : reentrantAcquired(reply, a.user);
+    },
+
+    /**
+     * Gives the editing lease `token` of document `id` `leaseMs` from now: its fencing token and depth. LEASED: the
+     * token is not the live lease's; NOT_OWNER: another user's; NOT_FOUND: no such document.
+     */
+    async renewLease(a: {
+      shard: Shard;
+      id: string;
+      user: string;
+      token: string;
+      leaseMs: number;
+    }): Promise<{ fence: string; depth: number } | Refused> {
+      const s = a.shard;
+      const reply = await renewLeaseScript(redis, [s.lease(a.id), s.doc(a.id)], [a.user, a.token, a.leaseMs]);
+      return typeof reply === 'number' ? refused(reply) : { fence: String(reply[0]), depth: reply[1] };
+    },
+
+    /**
+     * Leaves the editing lease `token` of document `id` once: the depth left (0: free, its doorbell rung if someone
+     * waits). Refusals as renewLease.
+     */
+    async releaseLease(a: { shard: Shard; id: string; user: string; token: string }): Promise<number | Refused> {
+      const s = a.shard;
+      const reply = await releaseLeaseScript(redis, [s.lease(a.id), s.doc(a.id)], [a.user, a.token, s.leaseBell(a.id)]);
+      return reply < 0 ? refused(reply) : reply;
     },
 
     /** `user` votes for document `id` (once); its votes. */

@@ -1,7 +1,9 @@
 --[[
   deleteDocument: removes a document from its shard, everywhere: hash, voters, postings, sort keys, vocabulary.
   Refuses with STATUS.CHANGED when its version is not `expected` (the caller read its words of that version; it
-  reads again) and STATUS.NOT_OWNER when another user wrote it and the caller is no admin.
+  reads again), STATUS.NOT_OWNER when another user wrote it and the caller is no admin, and STATUS.LEASED when the
+  lease token shown is not the document's live editing lease's (as indexDocument). A leased document's lease goes
+  with it (its waiters are rung, and find no document).
 
   KEYS[1] doc: hash, the document: title, content, author, updated (ms), votes, ver, words (space-separated)
   KEYS[2] voters: set, who voted for the document
@@ -13,21 +15,27 @@
   KEYS[8] lengthSum: string, the sum of the lengths
   KEYS[9] vocabulary: sorted set, every score 0, the words indexed in the shard
   KEYS[10] df: hash, word -> the number of the shard's documents having it
-  KEYS[11..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[5..], in their order
+  KEYS[11] lease: string, the document's editing lease (lib/reentrant.lua), expiring with it
+  KEYS[12..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[7..], in their order
   ARGV[1] id: the document's id
   ARGV[2] expected: the version the caller read ('0': none)
   ARGV[3] user: who deletes it
   ARGV[4] isAdmin: '1' when the user is an admin (and may delete another's document), else '0'
-  ARGV[5..] words: the document's words at version `expected`, one each
+  ARGV[5] leaseToken: the editing lease's token the caller shows ('': none)
+  ARGV[6] bell: the lease's sharded pub/sub channel
+  ARGV[7..] words: the document's words at version `expected`, one each
 
-  Returns 1, or 0 when there was none (and `expected` is '0'); else STATUS.CHANGED or STATUS.NOT_OWNER (nothing is
-  written).
+  Returns 1, or 0 when there was none (and `expected` is '0'); else STATUS.CHANGED, STATUS.NOT_OWNER or
+  STATUS.LEASED (nothing is written).
 ]]
 --- @include lib/postings
+--- @include lib/reentrant
 local doc, voters, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local lease = KEYS[11]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
-local postingsAt, wordsAt = 11, 5
+local leaseToken, bell = ARGV[5], ARGV[6]
+local postingsAt, wordsAt = 12, 7
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
 if (state[1] or '0') ~= expected then
@@ -38,6 +46,9 @@ if not state[1] then
 end
 if state[2] ~= user and not isAdmin then
   return STATUS.NOT_OWNER
+end
+if not reentrantAdmits(lease, leaseToken) then
+  return STATUS.LEASED
 end
 local words = {}
 for i = wordsAt, #ARGV do
@@ -51,4 +62,8 @@ redis.call('ZREM', titleScores, id)
 redis.call('ZREM', updated, id)
 redis.call('ZREM', votes, id)
 redis.call('DEL', doc, voters)
+local held = reentrantRead(lease)
+if held then
+  reentrantFree(lease, held, bell)
+end
 return 1

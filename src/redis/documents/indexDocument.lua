@@ -2,7 +2,9 @@
   indexDocument: creates or replaces a document in its shard, all at once: its hash, its postings (dropping the
   words it no longer has), its sort keys, the shard's vocabulary and document frequencies.
   Refuses with STATUS.CHANGED when the document's version is not `expected` (the caller read the old words of
-  that version; it reads again) and STATUS.NOT_OWNER when another user wrote it and the caller is no admin.
+  that version; it reads again), STATUS.NOT_OWNER when another user wrote it and the caller is no admin, and
+  STATUS.LEASED when the lease token shown is not the document's live editing lease's (none shown while it is
+  leased, or one of a lease that expired or was released: a paused writer cannot overwrite the next holder's work).
 
   KEYS[1] doc: hash, the document: title, content, author, updated (ms), votes, ver, words (space-separated)
   KEYS[2] voters: set, who voted for the document
@@ -15,7 +17,8 @@
   KEYS[9] lengthSum: string, the sum of the lengths
   KEYS[10] vocabulary: sorted set, every score 0, the words indexed in the shard
   KEYS[11] df: hash, word -> the number of the shard's documents having it
-  KEYS[12..] postings: sorted sets, id -> weighted frequency: one per word of packed.words, then one per word of
+  KEYS[12] lease: string, the document's editing lease (lib/reentrant.lua), expiring with it
+  KEYS[13..] postings: sorted sets, id -> weighted frequency: one per word of packed.words, then one per word of
     packed.dropped, in their order
   ARGV[1] id: the document's id
   ARGV[2] expected: the version the caller read ('0': none)
@@ -29,19 +32,23 @@
   ARGV[10] packed: cjson {words = {...}, frequencies = {...}, dropped = {...}}: the document's words, their weighted
     frequencies in the same order (as strings, given to ZADD as they are), and the words it had at version
     `expected` and no longer has
+  ARGV[11] leaseToken: the editing lease's token the caller shows ('': none)
 
-  Returns {version, updated ms, votes, whether the user voted (1 or 0)}; else STATUS.CHANGED or STATUS.NOT_OWNER
-  (nothing is written).
+  Returns {version, updated ms, votes, whether the user voted (1 or 0)}; else STATUS.CHANGED, STATUS.NOT_OWNER or
+  STATUS.LEASED (nothing is written).
 ]]
 --- @include lib/now
 --- @include lib/postings
+--- @include lib/reentrant
 local doc, voters, version, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local lease = KEYS[12]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local title, titleKey, titleScore, content, length = ARGV[5], ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
 local packed = cjson.decode(ARGV[10])
 local words, frequencies, dropped = packed.words, packed.frequencies, packed.dropped
-local wordsAt = 12 -- the postings of words, then those of dropped
+local leaseToken = ARGV[11]
+local wordsAt = 13 -- the postings of words, then those of dropped
 local droppedAt = wordsAt + #words
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
@@ -50,6 +57,9 @@ if (state[1] or '0') ~= expected then
 end
 if state[2] and state[2] ~= user and not isAdmin then
   return STATUS.NOT_OWNER
+end
+if not reentrantAdmits(lease, leaseToken) then
+  return STATUS.LEASED
 end
 
 dropPostings(df, vocabulary, id, dropped, droppedAt)

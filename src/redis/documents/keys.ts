@@ -21,6 +21,18 @@ export function documentKeys({ key }: Keyspace) {
          * stays); a document's `ver` is its value at the document's last change
          */
         version: k('version'),
+        /**
+         * string with a lease (PX): the document's editing lease, a reentrant lock (lib/reentrant.lua) whose owner is
+         * the user holding it: "<user> <token> <depth> <fencing token>", + once someone waits for it
+         */
+        lease: (id: string) => k('lease', id),
+        /** sharded pub/sub channel, rung with "<lease key> free:<token>" when a lease someone waits for is freed */
+        leaseBell: (id: string) => k('lease', id, 'bell'),
+        /**
+         * string counter, never expires: the fencing tokens of the shard's leases, one per new holder (shard-wide, so
+         * a document's fencing tokens grow even across its deletion, and no counter is left behind per document)
+         */
+        leaseFences: k('leaseFences'),
         /** set: who voted for the document */
         voters: (id: string) => k('voters', id),
         /** sorted set: id → the word's weighted frequency in that document (the postings) */

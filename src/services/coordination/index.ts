@@ -1,4 +1,4 @@
-/** The coordination domain: locks (plain, read-write, and RedLock over independent servers), semaphores and task queues, used inside the product (the worker runs the queues). */
+/** The coordination domain: locks (plain, reentrant, read-write, and RedLock over independent servers), semaphores and task queues, used inside the product (the worker runs the queues). */
 import { coordinationCommands, redlockCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { Base, Domain, DomainMetric } from '../shared/domain.js';
@@ -6,6 +6,7 @@ import { LockService } from './locks.js';
 import { QueueService } from './queues.js';
 import { RwLockService } from './rwlocks.js';
 import { RedLock, type JobLocks } from './redlock.js';
+import { reentrantStore, ReentrantLockService } from './reentrant.js';
 import { SemaphoreService } from './semaphores.js';
 
 /**
@@ -20,6 +21,7 @@ export function createCoordination(
   rwlocks: RwLockService;
   redlock: RedLock | undefined;
   jobLocks: JobLocks;
+  reentrantLocks: ReentrantLockService;
   semaphores: SemaphoreService;
   queues: QueueService;
 }> {
@@ -34,6 +36,7 @@ export function createCoordination(
       rwlocks: new RwLockService({ commands, poller, log }),
       redlock,
       jobLocks: redlock ?? locks,
+      reentrantLocks: new ReentrantLockService({ store: reentrantStore(commands), poller, log }),
       semaphores: new SemaphoreService({ commands }),
       queues: new QueueService({ commands, poller, defaults: config.queues }),
     },

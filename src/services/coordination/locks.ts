@@ -5,12 +5,12 @@
  * hands over to a waiter of its own process in one script; `withLock` keeps the lease alive.
  * Details: docs/coordination.md.
  */
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
-import { checkMs, checkName } from '../shared/arguments.js';
+import { checkMs } from '../shared/arguments.js';
 import type { CoordinationCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
+import { beginAcquire, EXPIRY_JITTER_MS, LockWaits } from './lock-waits.js';
 
 export interface Lease {
   readonly name: string;
@@ -32,39 +32,15 @@ export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
 }
 
-/** A watch on a lock nobody here waits for is kept this long, so a burst of contention does not re-subscribe. */
-export const WATCH_LINGER_MS = 1000;
-/** Added to a wait for a lease to run out, so that waiters do not all retry at the same instant. */
-export const EXPIRY_JITTER_MS = 10;
+export { EXPIRY_JITTER_MS, WATCH_LINGER_MS } from './lock-waits.js';
 /** Hand-overs within a process in a row before a release lets other processes compete. */
 export const HANDOFF_MAX = 8;
-
-/** What a waiter waits for: the end of its wait, and the lease it would take. */
-interface Wait {
-  name: string;
-  /** The watch's rings the waiter saw before its failed attempt. */
-  rings: number | undefined;
-  ms: number;
-  token: string;
-  leaseMs: number;
-}
 
 interface Waiter {
   token: string;
   leaseMs: number;
   /** With a lease: handed over. Without: try again. */
   wake: (lease?: Lease) => void;
-}
-
-interface Waiting {
-  /** Waiters of this process, first come first served; a ring wakes the first. */
-  queue: Waiter[];
-  /** Hand-overs since the last release. */
-  handoffs: number;
-  /** How many times the watch fired: a waiter that saw it move while it was trying does not wait. */
-  rings: number;
-  unwatch: () => void;
-  linger: NodeJS.Timeout | undefined;
 }
 
 /** How a held lease is kept alive: its lock's name (for messages), its length, and the steps on it. */
@@ -119,24 +95,20 @@ export interface LockDeps {
 }
 
 export class LockService {
-  private readonly waiting = new Map<string, Waiting>();
+  private readonly waits: LockWaits<Waiter, Lease>;
   private readonly commands: CoordinationCommands;
-  private readonly poller: MailboxPoller;
   private readonly log: Logger;
 
   constructor(deps: LockDeps) {
-    ({ commands: this.commands, poller: this.poller, log: this.log } = deps);
+    ({ commands: this.commands, log: this.log } = deps);
+    this.waits = new LockWaits({ poller: deps.poller, head: (name) => this.commands.lockHead({ name }) });
   }
 
   /** Takes the lock, waiting up to `waitMs`; null when it stayed held. */
   async acquire({ name, leaseMs, waitMs = 0 }: LockOptions): Promise<Lease | null> {
-    checkName('lock', name);
-    checkMs('leaseMs', leaseMs, 1);
-    checkMs('waitMs', waitMs, 0);
-    const token = randomBytes(16).toString('base64url');
-    const deadline = performance.now() + waitMs;
+    const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
     for (;;) {
-      const entry = this.waiting.get(name);
+      const entry = this.waits.get(name);
       const rings = entry?.rings;
       // Registered in the same step when refused, so the holder's release rings for this waiter; taken while
       // others here wait, the lock is marked for them (the ring that woke this waiter woke no other of this process).
@@ -152,7 +124,7 @@ export class LockService {
       if (left <= 0) return null;
       if (result === 'unconfirmed') continue; // given back; the attempt took the replicas' whole timeout
       const ms = Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS);
-      const handed = await this.waitForRelease({ name, rings, ms, token, leaseMs });
+      const handed = await this.waits.wait({ name, rings, ms }, { token, leaseMs });
       if (handed) return handed;
     }
   }
@@ -162,7 +134,7 @@ export class LockService {
    * someone else may hold it).
    */
   async release(lease: Lease): Promise<boolean> {
-    const entry = this.waiting.get(lease.name);
+    const entry = this.waits.get(lease.name);
     const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
     if (entry && waiter) {
       entry.handoffs++;
@@ -210,55 +182,5 @@ export class LockService {
       log: this.log,
     };
     return holdWhile(hold, (signal) => fn(signal, lease));
-  }
-
-  /**
-   * Waits up to `ms` for a ring of the lock's watch, or for the holder to hand the lock over (then resolves with
-   * the lease). `rings` is what the waiter saw before its failed attempt: if the watch fired since, the lock moved
-   * while it was trying and it goes again at once.
-   */
-  private waitForRelease({ name, rings, ms, token, leaseMs }: Wait): Promise<Lease | undefined> {
-    const entry = this.waiting.get(name) ?? this.watch(name);
-    if (rings !== undefined && entry.rings !== rings) return Promise.resolve(undefined);
-    clearTimeout(entry.linger);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        token,
-        leaseMs,
-        wake: (lease) => {
-          clearTimeout(timer);
-          this.idle(name, entry);
-          resolve(lease);
-        },
-      };
-      const timer = setTimeout(() => {
-        entry.queue.splice(entry.queue.indexOf(waiter), 1);
-        this.idle(name, entry);
-        resolve(undefined);
-      }, ms);
-      entry.queue.push(waiter);
-    });
-  }
-
-  /** Watches the lock's owner key; its first read also fires, covering a release just before the watch. */
-  private watch(name: string): Waiting {
-    const entry: Waiting = { queue: [], handoffs: 0, rings: 0, unwatch: () => undefined, linger: undefined };
-    entry.unwatch = this.poller.watch(this.commands.lockHead({ name }), () => {
-      entry.rings++;
-      entry.queue.shift()?.wake();
-    });
-    this.waiting.set(name, entry);
-    return entry;
-  }
-
-  private idle(name: string, entry: Waiting): void {
-    if (entry.queue.length > 0) return;
-    clearTimeout(entry.linger);
-    entry.linger = setTimeout(() => {
-      if (entry.queue.length > 0 || this.waiting.get(name) !== entry) return;
-      entry.unwatch();
-      this.waiting.delete(name);
-    }, WATCH_LINGER_MS);
-    entry.linger.unref();
   }
 }

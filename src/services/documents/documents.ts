@@ -5,7 +5,7 @@
  * is still that one; if another change came between, it reads again.
  */
 import { Buffer } from 'node:buffer';
-import { badInput, forbidden, notFound } from '../../errors.js';
+import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import type { DocumentCommands, DocumentState, Shard } from '../../redis/documents/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import { whileChanged } from '../shared/changes.js';
@@ -38,6 +38,18 @@ export function parseDocumentId(raw: string): string {
   return raw;
 }
 
+const LEASE_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** An editing lease's token as given (`token`, `leaseToken`); BAD_USER_INPUT when it cannot be one. */
+export function parseLeaseToken(argument: string, raw: string): string {
+  if (!LEASE_TOKEN.test(raw)) throw badInput(argument, 'must be a lease token (1 to 64 of A-Z, a-z, 0-9, "_" or "-")');
+  return raw;
+}
+
+/** The `leaseToken` a write shows, '' for none. */
+const leaseTokenOf = (raw: string | null | undefined): string =>
+  raw == null ? '' : parseLeaseToken('leaseToken', raw);
+
 export interface DocumentServiceDeps {
   commands: DocumentCommands;
   shards: Shards;
@@ -69,9 +81,16 @@ export class DocumentService {
     } = deps);
   }
 
-  /** Creates or replaces document `id` as `user` (only its author or an admin replaces it). */
-  async indexDocument(user: string, input: { id: string; title: string; content: string }): Promise<Document> {
+  /**
+   * Creates or replaces document `id` as `user` (only its author or an admin replaces it); while it is leased, only
+   * with the live lease's `leaseToken` (else CONFLICT).
+   */
+  async indexDocument(
+    user: string,
+    input: { id: string; title: string; content: string; leaseToken?: string | null },
+  ): Promise<Document> {
     const id = parseDocumentId(input.id);
+    const leaseToken = leaseTokenOf(input.leaseToken);
     const title = userText(input.title, 'title', TITLE_MAX);
     const content = input.content.toWellFormed();
     if (Buffer.byteLength(content) > this.options.documentBytes)
@@ -90,6 +109,7 @@ export class DocumentService {
         expected: state.version,
         user,
         isAdmin,
+        leaseToken,
         title,
         titleKey: key,
         titleScore: stringToScore(key),
@@ -105,11 +125,23 @@ export class DocumentService {
     return { id, title, content, author, updatedAt: new Date(updatedMs), votes, viewerVoted };
   }
 
-  /** Deletes document `id` as `user` (its author or an admin); false when there was none. */
-  async deleteDocument(user: string, input: { id: string }): Promise<boolean> {
+  /**
+   * Deletes document `id` as `user` (its author or an admin), and its editing lease; while it is leased, only with
+   * the live lease's `leaseToken` (else CONFLICT). False when there was none.
+   */
+  async deleteDocument(user: string, input: { id: string; leaseToken?: string | null }): Promise<boolean> {
     const id = parseDocumentId(input.id);
+    const leaseToken = leaseTokenOf(input.leaseToken);
     return this.change({ id, user }, (shard, state, isAdmin) =>
-      this.commands.deleteDocument({ shard, id, expected: state.version, user, isAdmin, words: state.words }),
+      this.commands.deleteDocument({
+        shard,
+        id,
+        expected: state.version,
+        user,
+        isAdmin,
+        leaseToken,
+        words: state.words,
+      }),
     );
   }
 
@@ -186,13 +218,17 @@ export class DocumentService {
   }
 }
 
-/** The error for a documents script's refusal. */
-function refusal({ refused }: Refused, id: string): Error {
+/** The error for a documents script's refusal (of a change, or of a lease step). */
+export function refusal({ refused }: Refused, id: string): Error {
   switch (refused) {
     case STATUS.NOT_FOUND:
       return notFound(`document "${id}"`);
     case STATUS.NOT_OWNER:
       return forbidden(`document "${id}" belongs to another user; only its author or an admin changes it`);
+    case STATUS.LEASED:
+      return conflict(
+        `document "${id}" is leased for editing and the lease token given is not its live lease's (none given, or one that expired or was released): acquire the lease`,
+      );
     default:
       return new Error(`unexpected documents script status ${refused}`);
   }

@@ -1,11 +1,13 @@
-/** The documents domain: documents, votes and search over the sharded chapter-7 index. */
+/** The documents domain: documents, votes, editing leases and search over the sharded chapter-7 index. */
 import DataLoader from 'dataloader';
 import { documentCommands } from '../../redis/documents/commands.js';
 import type { CacheService } from '../cache/index.js';
 import type { SemaphoreService } from '../coordination/semaphores.js';
+import type { MailboxPoller } from '../mailbox/poller.js';
 import type { Base, Domain } from '../shared/domain.js';
 import type { AdminService } from '../users/admins.js';
 import { DocumentService, parseDocumentId, type Document, type DocumentSummary } from './documents.js';
+import { LeaseService } from './leases.js';
 import { SearchService } from './search.js';
 import { Shards } from './shards.js';
 
@@ -65,8 +67,13 @@ function documentLoader(documents: DocumentService, viewer: string | null): Docu
 
 export function createDocuments(
   { redis, space, config, log }: Base,
-  { admins, semaphores, caches }: { admins: AdminService; semaphores: SemaphoreService; caches: CacheService },
-): Domain<{ documents: DocumentService; search: SearchService }, DocumentLoaders> {
+  {
+    admins,
+    semaphores,
+    caches,
+    poller,
+  }: { admins: AdminService; semaphores: SemaphoreService; caches: CacheService; poller: MailboxPoller },
+): Domain<{ documents: DocumentService; leases: LeaseService; search: SearchService }, DocumentLoaders> {
   const commands = documentCommands(redis, space);
   const shards = new Shards({ commands, count: config.search.shards });
   // Filled once from every shard's ids when a lookup first finds it not ready (src/services/cache/bloom.ts).
@@ -83,6 +90,7 @@ export function createDocuments(
   return {
     services: {
       documents,
+      leases: new LeaseService({ commands, shards, admins, semaphores, poller, options: config.leases }),
       search: new SearchService({ commands, shards, semaphores, options: config.search, log }),
     },
     loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
