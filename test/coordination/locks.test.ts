@@ -8,6 +8,7 @@ import { keysOf } from '../support/keys.js';
 import { HANDOFF_MAX, LeaseLostError } from '../../src/services/coordination/locks.js';
 import { eventually, redisEnv, startTestApp, uniqueName, until, type TestApp } from '../support/app.js';
 import { runEntry } from '../support/entries.js';
+import { startStandalone } from '../support/redis-servers.js';
 import { startTestServices } from '../support/services.js';
 import { LEASE_MS, WAIT_MS, takeTurns } from './lock-waiters.js';
 
@@ -68,6 +69,30 @@ describe('locks', () => {
     expect(got).not.toBeNull();
     expect(got!.fence).toBe(holder.fence + 1);
     await locks.release(got!);
+  });
+
+  it('gives a waiter whose wait ends during a hand-over the lock handed to it', async () => {
+    // A Redis of its own, its writes paused for a moment (CLIENT PAUSE WRITE) while the holder hands the lock over.
+    const server = await startStandalone();
+    try {
+      const { services, redis } = startTestServices({}, undefined, server.target);
+      const locks = services.locks;
+      const name = uniqueName('handed');
+      const holder = (await locks.acquire({ name, leaseMs: 30_000 }))!;
+      const waiter = locks.acquire({ name, leaseMs: 30_000, waitMs: 1000 });
+      await until(() => Promise.resolve(services.poller.size.keys > 0));
+      await sleep(200); // queued (again, after the watch's first read woke it), its wait ending within 800 ms
+      await redis.call('CLIENT', 'PAUSE', '2000', 'WRITE');
+      // Handed to the waiter, whose wait ends while the hand-over's script waits for the pause to end.
+      expect(await locks.release(holder)).toBe(true);
+      const got = await waiter;
+      expect(got).not.toBeNull(); // before the fix: null, and the lock held by nobody until its lease ended
+      expect(got!.fence).toBe(holder.fence + 1);
+      expect(await locks.release(got!)).toBe(true);
+      expect(await locks.acquire({ name, leaseMs: 1000 })).not.toBeNull();
+    } finally {
+      await server.stop();
+    }
   });
 
   it('withLock extends the lease while its function runs, and releases after', async () => {

@@ -86,7 +86,10 @@ export class LockWaits<W extends Waiter<H>, H = never> {
         },
       } as W;
       const timer = setTimeout(() => {
-        entry.queue.splice(entry.queue.indexOf(queued), 1);
+        const at = entry.queue.indexOf(queued);
+        // Off the queue already: a holder is handing the lock over to it, and the hand-over's wake settles the wait.
+        if (at < 0) return;
+        entry.queue.splice(at, 1);
         this.idle(name, entry);
         resolve(undefined);
       }, ms);
