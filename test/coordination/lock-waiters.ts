@@ -27,7 +27,7 @@ export async function takeTurns(
         refused++;
         continue;
       }
-      fences.push(lease.fence);
+      fences.push((await services.locks.fence(lease))!);
       await sleep(i % 3); // releases land before, during and after other waiters' attempts
       await services.locks.release(lease);
     }

@@ -40,13 +40,16 @@ describe('locks', () => {
     expect(await locks.release(third!)).toBe(true);
   });
 
-  it('refuses extend and release to a holder whose lease ended, whose fencing token is lower than the next', async () => {
+  it('refuses extend, release and a fencing token to a holder whose lease ended, whose token is lower than the next', async () => {
     const locks = t.app.services.locks;
     const name = uniqueName('fence');
     const stale = (await locks.acquire({ name, leaseMs: 100 }))!;
+    const staleFence = (await locks.fence(stale))!;
+    expect(staleFence).toBeGreaterThan(0);
     const next = (await locks.acquire({ name, leaseMs: 5000, waitMs: 5000 }))!; // once the stale lease ended
     expect(next).not.toBeNull();
-    expect(next.fence).toBeGreaterThan(stale.fence);
+    expect(await locks.fence(next)).toBeGreaterThan(staleFence);
+    expect(await locks.fence(stale)).toBeNull();
     expect(await locks.extend({ lease: stale, leaseMs: 5000 })).toBe('ended');
     expect(await locks.release(stale)).toBe(false);
     // The stale holder changed nothing: the next one still holds the lock.
@@ -64,10 +67,11 @@ describe('locks', () => {
     const waiting = locks.acquire({ name, leaseMs: 1000, waitMs: 20_000 });
     // Released once the waiter has tried and watches the lock for its release.
     expect(await eventually(() => Promise.resolve(t.app.services.poller.size.keys > watched))).toBe(true);
+    const holderFence = (await locks.fence(holder))!;
     await locks.release(holder);
     const got = await waiting;
     expect(got).not.toBeNull();
-    expect(got!.fence).toBe(holder.fence + 1);
+    expect(await locks.fence(got!)).toBe(holderFence + 1);
     await locks.release(got!);
   });
 
@@ -87,7 +91,6 @@ describe('locks', () => {
       expect(await locks.release(holder)).toBe(true);
       const got = await waiter;
       expect(got).not.toBeNull(); // before the fix: null, and the lock held by nobody until its lease ended
-      expect(got!.fence).toBe(holder.fence + 1);
       expect(await locks.release(got!)).toBe(true);
       expect(await locks.acquire({ name, leaseMs: 1000 })).not.toBeNull();
     } finally {
@@ -138,7 +141,7 @@ describe('locks', () => {
       while (!outsiderIn) {
         const lease = await t.app.services.locks.acquire({ name, leaseMs: 5000, waitMs: 20_000 });
         if (!lease) continue;
-        fences.push(lease.fence);
+        fences.push((await t.app.services.locks.fence(lease))!);
         await t.app.services.locks.release(lease);
       }
     });
@@ -150,7 +153,7 @@ describe('locks', () => {
     await other.locks.release(outsider!);
     await Promise.all(contenders);
     // One holder at a time, each with the next fencing token.
-    const all = [...fences, outsider!.fence].sort((a, b) => a - b);
+    const all = [...fences, (await other.locks.fence(outsider!))!].sort((a, b) => a - b);
     expect(new Set(all).size).toBe(all.length);
   });
 

@@ -12,9 +12,10 @@ import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
 import { coordinationKeys } from './keys.js';
 
-const acquireLockScript = script<[number, number?]>('acquireLock');
+const acquireLockScript = script<[0 | 1, number?]>('acquireLock');
+const fenceLockScript = script<number>('fenceLock');
 const extendLockScript = script<0 | 1>('extendLock');
-const handOffLockScript = script<number>('handOffLock');
+const handOffLockScript = script<0 | 1>('handOffLock');
 const releaseLockScript = script<0 | 1>('releaseLock');
 const acquireReadLockScript = script<[number, number?]>('acquireReadLock');
 const acquireWriteLockScript = script<[number, number?]>('acquireWriteLock');
@@ -131,6 +132,12 @@ export interface BlockingTakes {
  */
 export function coordinationCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait, log: Logger) {
   const k = coordinationKeys(space);
+  /** A take the replicas confirmed: `taken`; else it is given back: `unconfirmed`. */
+  const keepTake = async (lock: { owner: string; bell: string }, token: string) => {
+    if (await replicated(lock.owner)) return 'taken' as const;
+    await releaseLockScript(redis, [lock.owner], [token, lock.bell]);
+    return 'unconfirmed' as const;
+  };
   return {
     /** What waiters of lock `name` watch: its owner key, and the doorbell its releases ring. */
     lockHead(a: { name: string }): Head {
@@ -139,10 +146,12 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
     },
 
     /**
-     * Takes lock `name` with `token` for `leaseMs`: its fencing token, the ms left on the holder's lease, or
-     * `unconfirmed` when the replicas did not confirm the take in time (it was given back). Refused, a caller that
-     * `waits` is registered as a waiter, so that the holder's release rings; `others`: other waiters of this
-     * process wait too, so the lock is taken registered as waited for.
+     * Takes lock `name` with `token` for `leaseMs`: `taken`; refused, `held` for a caller that will not wait, or the
+     * ms left on the holder's lease for one that `waits` (registered as a waiter in the same step, so that the
+     * holder's release rings); or `unconfirmed` when the replicas did not confirm the take in time (it was given
+     * back). A `first` try with no `others` (other waiters of this process: the lock is taken marked for them) is one
+     * SET NX PX; a waiter it refuses, and every other try (contended: one round trip, as its rivals' tries), go
+     * through acquireLock.lua.
      */
     async acquireLock(a: {
       name: string;
@@ -150,16 +159,28 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       leaseMs: number;
       waits: boolean;
       others: boolean;
-    }): Promise<{ fence: number } | { heldForMs: number } | 'unconfirmed'> {
+      first: boolean;
+    }): Promise<'taken' | 'held' | { heldForMs: number } | 'unconfirmed'> {
       const lock = k.lock(a.name);
-      const [fence, heldForMs] = await acquireLockScript(
-        redis,
-        [lock.owner, lock.fence],
-        [a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
-      );
-      if (fence === 0) return { heldForMs: heldForMs! };
-      if (await replicated(lock.owner)) return { fence };
-      await releaseLockScript(redis, [lock.owner], [a.token, lock.bell]);
+      if (a.first && !a.others) {
+        // With GET, a refused SET NX answers the holder's value, and a take answers null (Redis 7).
+        const held = await redis.set(lock.owner, a.token, 'PX', a.leaseMs, 'NX', 'GET');
+        if (held === null) return keepTake(lock, a.token);
+        if (!a.waits) return 'held';
+      }
+      const [taken, heldForMs] = await acquireLockScript(redis, [lock.owner], [a.token, a.leaseMs, a.others ? 1 : 0]);
+      return taken === 1 ? keepTake(lock, a.token) : { heldForMs: heldForMs! };
+    },
+
+    /**
+     * The next fencing token of lock `name` for its holder `token`, higher than any a holder of it got before; 0 when
+     * the lease had ended, or `unconfirmed` when the replicas did not confirm it in time (a later holder might then
+     * get the same one after a failover).
+     */
+    async fenceLock(a: { name: string; token: string }): Promise<number | 'unconfirmed'> {
+      const lock = k.lock(a.name);
+      const fence = await fenceLockScript(redis, [lock.owner, lock.fence], [a.token]);
+      if (fence === 0 || (await replicated(lock.fence))) return fence;
       return 'unconfirmed';
     },
 
@@ -178,18 +199,18 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
     },
 
     /**
-     * Passes lock `name` from `token` to `waiterToken` with a new lease: the waiter's fencing token, 0 when the
-     * holder's lease had ended, or `unconfirmed` when the replicas did not confirm it in time (it was given back).
+     * Passes lock `name` from `token` to `waiterToken` with a new lease: `handed`, `ended` when the holder's lease
+     * had ended (nothing written), or `unconfirmed` when the replicas did not confirm it in time (it was given back).
      */
     async handOffLock(a: {
       name: string;
       token: string;
       waiterToken: string;
       leaseMs: number;
-    }): Promise<number | 'unconfirmed'> {
+    }): Promise<'handed' | 'ended' | 'unconfirmed'> {
       const lock = k.lock(a.name);
-      const fence = await handOffLockScript(redis, [lock.owner, lock.fence], [a.token, a.waiterToken, a.leaseMs]);
-      if (fence === 0 || (await replicated(lock.owner))) return fence;
+      if ((await handOffLockScript(redis, [lock.owner], [a.token, a.waiterToken, a.leaseMs])) === 0) return 'ended';
+      if (await replicated(lock.owner)) return 'handed';
       await releaseLockScript(redis, [lock.owner], [a.waiterToken, lock.bell]);
       return 'unconfirmed';
     },

@@ -1,5 +1,5 @@
 -- A lock's owner key holds its holder's token, with WAITED appended once someone waits for it (tokens are
--- base64url, which has no '+'): the mark dies with the lease, so a dead waiter costs one ring at most.
+-- UUIDs, which have no '+'): the mark dies with the lease, so a dead waiter costs one ring at most.
 local WAITED = '+'
 
 -- The owner key's value when `token` holds the lock (marked or not), else false.

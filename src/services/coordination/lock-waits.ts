@@ -4,7 +4,7 @@
  * the waiters of this process in a queue that a ring wakes one by one, and the end of the holder's lease as the
  * backstop. Details: docs/coordination.md.
  */
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Head, MailboxPoller } from '../mailbox/poller.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
@@ -21,7 +21,7 @@ export function beginAcquire({ name, leaseMs, waitMs }: { name: string; leaseMs:
   checkName('lock', name);
   checkMs('leaseMs', leaseMs, 1);
   checkMs('waitMs', waitMs, 0);
-  return { token: randomBytes(16).toString('base64url'), deadline: performance.now() + waitMs };
+  return { token: randomUUID(), deadline: performance.now() + waitMs };
 }
 
 /** A waiter of this process; `handed` is what a holder that hands the lock over passes (the plain lock's lease). */
@@ -36,6 +36,8 @@ export interface Waiting<W> {
   queue: W[];
   /** Hand-overs since the last release (the plain lock's). */
   handoffs: number;
+  /** A release let the lock go while waiters here waited, and none of them has taken it since (the plain lock's). */
+  yielding: boolean;
   /** How many times the watch fired: a waiter that saw it move while it was trying does not wait. */
   rings: number;
   unwatch: () => void;
@@ -99,7 +101,14 @@ export class LockWaits<W extends Waiter<H>, H = never> {
 
   /** Watches the lock's head; its first read also fires, covering a release just before the watch. */
   private watch(name: string): Waiting<W> {
-    const entry: Waiting<W> = { queue: [], handoffs: 0, rings: 0, unwatch: () => undefined, linger: undefined };
+    const entry: Waiting<W> = {
+      queue: [],
+      handoffs: 0,
+      yielding: false,
+      rings: 0,
+      unwatch: () => undefined,
+      linger: undefined,
+    };
     entry.unwatch = this.poller.watch(this.head(name), () => {
       entry.rings++;
       entry.queue.shift()?.wake();

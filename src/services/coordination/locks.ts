@@ -1,6 +1,7 @@
 /**
- * Distributed locks (the book's chapter 6, without its defects): SET NX PX with a random token and a fencing token
- * from the same script; release and extend compare the token in Lua; a refused acquire registers its waiter on the
+ * Distributed locks (the book's chapter 6, without its defects): SET NX PX with a random token; a holder that writes
+ * somewhere the lock guards takes a fencing token (`fence`, higher for every later holder that asks); release and
+ * extend compare the token in Lua; a refused acquire registers its waiter on the
  * lock and a release rings the lock's doorbell only then; waiters wake on a ring or when the lease runs out; a holder
  * hands over to a waiter of its own process in one script; `withLock` keeps the lease alive.
  * Details: docs/coordination.md.
@@ -15,8 +16,6 @@ import { beginAcquire, EXPIRY_JITTER_MS, LockWaits } from './lock-waits.js';
 export interface Lease {
   readonly name: string;
   readonly token: string;
-  /** Higher for every later holder of the same lock. */
-  readonly fence: number;
 }
 
 export interface LockOptions {
@@ -107,9 +106,16 @@ export class LockService {
   /** Takes the lock, waiting up to `waitMs`; null when it stayed held. */
   async acquire({ name, leaseMs, waitMs = 0 }: LockOptions): Promise<Lease | null> {
     const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
-    for (;;) {
+    for (let first = true; ; first = false) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;
+      if (first && entry?.yielding && waitMs > 0) {
+        // This process let the lock go to other processes' waiters after HANDOFF_MAX hand-overs: queue behind its
+        // waiters instead of taking it back at once (a release's own re-acquire would always win).
+        const handed = await this.waits.wait({ name, rings, ms: waitMs }, { token, leaseMs });
+        if (handed) return handed;
+        continue;
+      }
       // Registered in the same step when refused, so the holder's release rings for this waiter; taken while
       // others here wait, the lock is marked for them (the ring that woke this waiter woke no other of this process).
       const result = await this.commands.acquireLock({
@@ -118,10 +124,14 @@ export class LockService {
         leaseMs,
         waits: waitMs > 0,
         others: (entry?.queue.length ?? 0) > 0,
+        first,
       });
-      if (typeof result === 'object' && 'fence' in result) return { name, token, fence: result.fence };
+      if (result === 'taken') {
+        if (entry) entry.yielding = false;
+        return { name, token };
+      }
       const left = deadline - performance.now();
-      if (left <= 0) return null;
+      if (left <= 0 || result === 'held') return null;
       if (result === 'unconfirmed') continue; // given back; the attempt took the replicas' whole timeout
       const ms = Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS);
       const handed = await this.waits.wait({ name, rings, ms }, { token, leaseMs });
@@ -138,23 +148,34 @@ export class LockService {
     const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
     if (entry && waiter) {
       entry.handoffs++;
-      let fence: number | 'unconfirmed' = 0;
+      let handed: 'handed' | 'ended' | 'unconfirmed' = 'ended';
       try {
-        fence = await this.commands.handOffLock({
+        handed = await this.commands.handOffLock({
           name: lease.name,
           token: lease.token,
           waiterToken: waiter.token,
           leaseMs: waiter.leaseMs,
         });
       } finally {
-        waiter.wake(
-          typeof fence === 'number' && fence > 0 ? { name: lease.name, token: waiter.token, fence } : undefined,
-        );
+        waiter.wake(handed === 'handed' ? { name: lease.name, token: waiter.token } : undefined);
       }
-      return fence !== 0; // given back when unconfirmed: the waiter tries again
+      return handed !== 'ended'; // given back when unconfirmed: the waiter tries again
     }
-    if (entry) entry.handoffs = 0;
+    if (entry) {
+      entry.handoffs = 0;
+      entry.yielding = entry.queue.length > 0; // waiters here: until one of them takes it, let the others in
+    }
     return this.commands.releaseLock({ name: lease.name, token: lease.token });
+  }
+
+  /**
+   * A fencing token for what the holder of `lease` writes while it holds it: higher than any a holder of the lock
+   * got before, so that storage which keeps the highest it saw refuses a holder that paused past its lease. Null
+   * when the lease had ended, or when the replicas of REDIS_WAIT_REPLICAS did not confirm the token in time.
+   */
+  async fence(lease: Lease): Promise<number | null> {
+    const fence = await this.commands.fenceLock({ name: lease.name, token: lease.token });
+    return typeof fence === 'number' && fence > 0 ? fence : null;
   }
 
   /**

@@ -17,6 +17,8 @@ export type RwMode = 'read' | 'write';
 
 export interface RwLease extends Lease {
   readonly mode: RwMode;
+  /** Higher for every later holder of the lock, reader or writer (drawn by its take). */
+  readonly fence: number;
 }
 
 export interface RwLockOptions extends LockOptions {
