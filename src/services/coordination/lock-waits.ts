@@ -53,15 +53,18 @@ export interface Wait {
 
 /**
  * The waiters of one kind of lock in this process, by lock name: each lock with waiters here is watched once on the
- * mailbox poller (its head key and doorbell, from `head`), and a ring wakes its first waiter.
+ * mailbox poller (its head key and doorbell, from `head`), and a ring wakes its first waiter, or with `wakeAll` every
+ * waiter (the read-write lock's: readers can go in together).
  */
 export class LockWaits<W extends Waiter<H>, H = never> {
   private readonly waiting = new Map<string, Waiting<W>>();
   private readonly poller: MailboxPoller;
   private readonly head: (name: string) => Head;
+  private readonly wakeAll: boolean;
 
-  constructor(deps: { poller: MailboxPoller; head: (name: string) => Head }) {
+  constructor(deps: { poller: MailboxPoller; head: (name: string) => Head; wakeAll?: boolean }) {
     ({ poller: this.poller, head: this.head } = deps);
+    this.wakeAll = deps.wakeAll ?? false;
   }
 
   /** The waiters of lock `name` here, while it is watched. */
@@ -111,7 +114,8 @@ export class LockWaits<W extends Waiter<H>, H = never> {
     };
     entry.unwatch = this.poller.watch(this.head(name), () => {
       entry.rings++;
-      entry.queue.shift()?.wake();
+      if (this.wakeAll) for (const waiter of entry.queue.splice(0)) waiter.wake();
+      else entry.queue.shift()?.wake();
     });
     this.waiting.set(name, entry);
     return entry;

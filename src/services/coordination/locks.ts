@@ -31,7 +31,6 @@ export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
 }
 
-export { EXPIRY_JITTER_MS, WATCH_LINGER_MS } from './lock-waits.js';
 /** Hand-overs within a process in a row before a release lets other processes compete. */
 export const HANDOFF_MAX = 8;
 
