@@ -3,15 +3,13 @@
  * the product's own Redis is the project's): majority and minority, validity, release on all, servers killed and
  * restarted empty (the delayed restart), and the worker's periodic jobs under it.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
 import { DRIFT_FACTOR, type RedLock } from '../../src/services/coordination/redlock.js';
-import { Worker } from '../../src/worker/worker.js';
 import { eventually, uniqueName, uniquePrefix } from '../support/app.js';
 import { keysOf } from '../support/keys.js';
 import { startRedlockServers, type RedlockServers } from '../support/redlock-servers.js';
+import { runJobOnWorkers } from '../support/jobs.js';
 import { startTestServices } from '../support/services.js';
 
 /** REDLOCK_MAX_LEASE_MS here: the longest lease, and how long a restarted server waits before it counts. */
@@ -161,33 +159,17 @@ describe('RedLock', () => {
   });
 
   it("RedLock runs a worker's periodic job on one worker at a time across two workers with REDLOCK_NODES set", async () => {
-    let inside = 0;
-    let most = 0;
-    let runs = 0;
-    const held: (string | null)[] = [];
-    const job = {
-      name: uniqueName('job'),
-      everyMs: 50,
-      run: async () => {
-        most = Math.max(most, ++inside);
-        runs++;
-        held.push(await keyOn(0, `job:${job.name}`)); // the lock is RedLock's, on its servers
-        await sleep(120); // the job's work: time must pass while it holds the lock (what another worker would overlap)
-        inside--;
-      },
-    };
-    const log = createLogger('silent');
-    const options = { concurrency: 1, heartbeatMs: 100, timeoutMs: 500, pollMs: 50 };
     // Two processes' worth: each its own services, with its own connections to the RedLock servers.
-    const workers = [1, 2].map(
-      () => new Worker({ ...startTestServices(env).services, handlers: [], jobs: [job], options, log }),
+    const { enough, most, seen } = await runJobOnWorkers(
+      [1, 2].map(() => startTestServices(env).services),
+      {
+        during: (job) => keyOn(0, `job:${job}`), // the lock is RedLock's, on its servers
+        timeoutMs: 20_000,
+      },
     );
-    workers.forEach((w) => w.start());
-    // Enough runs, each holding the job for 120 ms, for two workers to have overlapped if the lock let them.
-    expect(await eventually(() => Promise.resolve(runs > 5), 20_000)).toBe(true);
-    await Promise.all(workers.map((w) => w.stop(500)));
+    expect(enough).toBe(true);
     expect(most).toBe(1);
-    expect(held.every((token) => token !== null)).toBe(true);
+    expect(seen.every((token) => token !== null)).toBe(true);
   });
 });
 

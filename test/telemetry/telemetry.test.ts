@@ -2,14 +2,12 @@
  * Counters, statistics and logs (the book's chapter 5) on real Redis, and the gateway counting and timing its
  * own operations without a Redis command on the request path. Time is moved through the services' clock.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { LogForward, createLogger } from '../../src/logger.js';
 import type { RedisClient } from '../../src/redis/clients.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { hourStart } from '../../src/services/shared/clock.js';
 import { gatewayLogSink } from '../../src/services/telemetry/logs.js';
-import { Worker } from '../../src/worker/worker.js';
 import { keysOf } from '../support/keys.js';
 import {
   eventually,
@@ -21,6 +19,7 @@ import {
   uniquePrefix,
   type TestApp,
 } from '../support/app.js';
+import { runJobOnWorkers } from '../support/jobs.js';
 import { startTestServices } from '../support/services.js';
 
 const DAY_MS = 86_400_000;
@@ -301,26 +300,8 @@ describe('telemetry bounded against hostile operation names', () => {
 
 describe('periodic jobs', () => {
   it('run on one worker at a time', async () => {
-    let inside = 0;
-    let most = 0;
-    let runs = 0;
-    const job = {
-      name: uniqueName('job'),
-      everyMs: 50,
-      run: async () => {
-        most = Math.max(most, ++inside);
-        runs++;
-        await sleep(120); // the job's work: time must pass while it holds the lock (what another worker would overlap)
-        inside--;
-      },
-    };
-    const log = createLogger('silent');
-    const options = { concurrency: 1, heartbeatMs: 100, timeoutMs: 500, pollMs: 50 };
-    const workers = [1, 2, 3].map(() => new Worker({ ...t.app.services, handlers: [], jobs: [job], options, log }));
-    workers.forEach((w) => w.start());
-    // Enough runs, each holding the job for 120 ms, for two workers to have overlapped if the lock let them.
-    expect(await eventually(() => Promise.resolve(runs > 5))).toBe(true);
-    await Promise.all(workers.map((w) => w.stop(500)));
+    const { enough, most } = await runJobOnWorkers([t.app.services, t.app.services, t.app.services]);
+    expect(enough).toBe(true);
     expect(most).toBe(1);
   });
 });
