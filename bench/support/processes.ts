@@ -311,6 +311,9 @@ export function cpuSeconds(pid: number): number {
 /** Runs a benchmark's main, stops every child whatever happens, and exits with main's code (1 on a throw). */
 export async function runBench(main: () => Promise<number>, onFailure: () => void = () => undefined): Promise<never> {
   let code = 1;
+  // Part of the configuration every table of the run was measured in.
+  if (GATEWAY_CPUS)
+    console.log(`every gateway this bench started ran pinned to CPUs ${GATEWAY_CPUS} (BENCH_GATEWAY_CPUS)`);
   try {
     code = await main();
   } catch (err) {
