@@ -49,6 +49,11 @@ type Side = (tag: string, size: Size) => Promise<Sample>;
 /** The tables the cases go to, in the order they print. */
 const TABLES = ['locks', 'rwlocks', 'reentrant', 'enqueue', 'processing', 'redlock'] as const;
 type Table = (typeof TABLES)[number];
+/** The tables measured: BENCH_SECTIONS, comma-separated (`enqueue,processing`: the queue rows only); all by default. */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS || TABLES.join(',')).split(',').map((x) => x.trim()));
+for (const section of SECTIONS)
+  if (!(TABLES as readonly string[]).includes(section))
+    throw new Error(`BENCH_SECTIONS: no table "${section}" (tables: ${TABLES.join(', ')})`);
 interface Case {
   table: Table;
   name: string;
@@ -382,8 +387,9 @@ async function main(): Promise<number> {
       base: theirProcessing(16),
     },
   ];
-  const redlock = await redlockCases(redis, log);
-  cases.push(...redlock.cases);
+  const redlock = SECTIONS.has('redlock') ? await redlockCases(redis, log) : undefined;
+  cases.push(...(redlock?.cases ?? []));
+  const selected = cases.filter((c) => SECTIONS.has(c.table));
 
   let serial = 0;
   const run = async (c: Case, which: 'ours' | 'base', size: Size, label: string): Promise<Sample> => {
@@ -398,17 +404,17 @@ async function main(): Promise<number> {
   };
 
   const warmup = { seconds: 0.5, tasks: Math.max(1, Math.floor(TASKS / 10)) };
-  for (const c of cases)
+  for (const c of selected)
     for (const which of ['ours', 'base'] as const) await run(c, which, warmup, 'warm-up (discarded)');
-  const samples = cases.map(() => ({ ours: [] as Sample[], base: [] as Sample[] }));
+  const samples = selected.map(() => ({ ours: [] as Sample[], base: [] as Sample[] }));
   const size = { seconds: SECONDS, tasks: TASKS };
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? (['ours', 'base'] as const) : (['base', 'ours'] as const);
-    for (const [i, c] of cases.entries())
+    for (const [i, c] of selected.entries())
       for (const which of order) samples[i]![which].push(await run(c, which, size, `round ${round}/${ROUNDS}`));
   }
 
-  await redlock.close();
+  await redlock?.close();
   await services.close();
   await closeRedisClient(redis);
   await Promise.all([semClient.quit(), admin.quit()]);
@@ -424,12 +430,13 @@ async function main(): Promise<number> {
     processing: 'tasks/s',
     redlock: 'pairs/s',
   };
+  if (SECTIONS.size < TABLES.length) console.log(`\nBENCH_SECTIONS: only ${[...SECTIONS].join(', ')}`);
   console.log(
     `\n${ROUNDS} rounds, order alternating; locks: ${SECONDS}s each, lease ${LEASE_MS} ms; queues: ${TASKS} tasks each, no-op handler; ` +
       `redlock: ${REDLOCK_SERVERS} servers (figures summed over them), retries every ${RETRY_DELAY_MS} ± ${RETRY_JITTER_MS} ms on both sides, drift factor ${DRIFT_FACTOR}`,
   );
   for (const table of TABLES) {
-    const rows = cases.flatMap((c, i) => {
+    const rows = selected.flatMap((c, i) => {
       if (c.table !== table) return [];
       const { ours, base } = samples[i]!;
       const ratio = med(ours, 'rate') / med(base, 'rate');
@@ -450,11 +457,12 @@ async function main(): Promise<number> {
         },
       ];
     });
+    if (rows.length === 0) continue;
     console.log(`\n${table} (medians)`);
     console.table(rows);
   }
   console.log(
-    `aim (ours >= baseline): ${missed === 0 ? 'met in every case' : `NOT met in ${missed} of ${cases.length} cases`}`,
+    `aim (ours >= baseline): ${missed === 0 ? 'met in every case' : `NOT met in ${missed} of ${selected.length} cases`}`,
   );
   return 0;
 }

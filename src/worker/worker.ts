@@ -1,6 +1,7 @@
 /**
  * The task worker: for each queue it has handlers for, a consumer (up to `concurrency` tasks at once: free slots
- * are filled in one script call, and when nothing is ready it waits with BLMOVE on a connection of its own), a
+ * are filled in one script call, and when nothing is ready it waits with BLMOVE on a connection of its own; a slot
+ * whose task settles takes the next ready task in the same call, so a busy queue costs one round trip a task), a
  * promote loop that moves due delayed tasks (it sleeps until the earliest is due, woken sooner by the queue's doorbell
  * when a task is delayed), and a heartbeat that also returns the tasks of workers that stopped heartbeating. A
  * handler with a `concurrency` limit runs under a semaphore shared by every worker. Periodic jobs (the counter
@@ -11,7 +12,13 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { PROMOTE_BATCH, type QueueConsumer, type QueueService, type Task } from '../services/coordination/queues.js';
+import {
+  PROMOTE_BATCH,
+  type QueueConsumer,
+  type QueueService,
+  type Settled,
+  type Task,
+} from '../services/coordination/queues.js';
 import { AppError } from '../errors.js';
 import type { JobLocks } from '../services/coordination/redlock.js';
 import type { SemaphoreService } from '../services/coordination/semaphores.js';
@@ -49,6 +56,9 @@ export interface WorkerDeps {
   log: Logger;
 }
 
+/** Settles a task (acknowledges, retries or files it), taking up to `take` ready tasks in its place. */
+type Settle = (take: number) => Promise<Settled>;
+
 export class Worker {
   readonly id = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly handlers = new Map<string, Map<string, TaskHandler>>();
@@ -56,7 +66,7 @@ export class Worker {
   private readonly consumers: QueueConsumer[] = [];
   private readonly loops: Promise<void>[] = [];
   /** Acknowledgements and returns that failed (Redis away); retried on every heartbeat, and at stop. */
-  private unsettled: (() => Promise<unknown>)[] = [];
+  private unsettled: Settle[] = [];
   private readonly stopping = new AbortController();
   private readonly abortTasks = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -156,7 +166,7 @@ export class Worker {
         continue;
       }
       for (const task of tasks) {
-        const run: Promise<void> = this.run(queue, byName.get(task.name), task).finally(() => {
+        const run: Promise<void> = this.slot(queue, byName, task).finally(() => {
           slots.delete(run);
           this.running.delete(run);
         });
@@ -189,12 +199,22 @@ export class Worker {
     return task ? [task] : [];
   }
 
-  private async run(queue: string, handler: TaskHandler | undefined, task: Task): Promise<void> {
+  /**
+   * Runs `task`, then each task its settling took in its place, until a settling takes none (the queue is empty:
+   * the consumer takes again) or the worker stops. A task taken as the stop came stays on the worker's list, and the
+   * stop's requeue returns it.
+   */
+  private async slot(queue: string, byName: Map<string, TaskHandler>, task: Task): Promise<void> {
+    for (let next: Task | undefined = task; next && !this.stopping.signal.aborted;)
+      next = await this.run(queue, byName.get(next.name), next);
+  }
+
+  /** Runs `task` and settles it; the task taken in its place, if any. */
+  private async run(queue: string, handler: TaskHandler | undefined, task: Task): Promise<Task | undefined> {
     const taken = { queue, workerId: this.id, task };
     if (!handler) {
       const error = `no handler for task "${task.name}" on queue "${queue}"`;
-      await this.settle(() => this.queues.fail({ ...taken, error }));
-      return;
+      return this.settle((take) => this.queues.fail({ ...taken, take, error }));
     }
     const limit = handler.concurrency;
     const place = { name: `task:${task.name}`, holder: `${this.id}:${task.id}` };
@@ -203,8 +223,7 @@ export class Worker {
       const admitted = await this.semaphores.acquire({ ...place, limit, timeoutMs }).catch(() => null);
       if (!admitted) {
         const delayMs = Math.round(LIMIT_RETRY_MS * (0.5 + Math.random()));
-        await this.settle(() => this.queues.defer({ ...taken, delayMs }));
-        return;
+        return this.settle((take) => this.queues.defer({ ...taken, take, delayMs }));
       }
     }
     const refresh =
@@ -228,8 +247,10 @@ export class Worker {
       clearInterval(refresh);
       if (limit !== undefined) await this.semaphores.release(place).catch(() => false); // else it times out
     }
-    await this.settle(() =>
-      failure === undefined ? this.queues.ack(taken) : this.queues.fail({ ...taken, error: failure }),
+    return this.settle((take) =>
+      failure === undefined
+        ? this.queues.ack({ ...taken, take })
+        : this.queues.fail({ ...taken, take, error: failure }),
     );
   }
 
@@ -298,20 +319,25 @@ export class Worker {
     await this.settleAll();
   }
 
-  /** Runs an acknowledgement or return; when Redis is away, keeps it to run again later. */
-  private async settle(step: () => Promise<unknown>): Promise<void> {
+  /**
+   * Runs an acknowledgement or return, taking `take` ready tasks in the task's place (one, unless the worker is
+   * stopping); the task taken, if any. When Redis is away, keeps the step to run again later, taking nothing then (no
+   * slot waits for it).
+   */
+  private async settle(step: Settle, take = this.stopping.signal.aborted ? 0 : 1): Promise<Task | undefined> {
     try {
-      await step();
+      return (await step(take)).taken[0];
     } catch (err) {
       this.log.warn({ worker: this.id, err }, 'could not settle a task; will retry');
       this.unsettled.push(step);
+      return undefined;
     }
   }
 
   private async settleAll(): Promise<void> {
     const steps = this.unsettled;
     this.unsettled = [];
-    for (const step of steps) await this.settle(step);
+    for (const step of steps) await this.settle(step, 0);
   }
 
   private pause(ms: number): Promise<void> {

@@ -31,7 +31,8 @@ const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
 const promoteTasksScript = script<[number, number, number]>('promoteTasks');
 const takeTasksScript = script<string[]>('takeTasks');
-const retryTaskScript = script<0 | 1>('retryTask');
+const ackTaskScript = script<Settled>('ackTask');
+const retryTaskScript = script<Settled>('retryTask');
 const heartbeatScript = script<string[]>('heartbeat');
 const requeueTasksScript = script<number>('requeueTasks');
 
@@ -114,6 +115,16 @@ export function redlockCommands(a: { urls: string[]; space: Keyspace; timeoutMs:
   });
   return { nodes, close: async () => void (await Promise.all(clients.map(closeRedisClient))) };
 }
+
+/** A task settled (acknowledged, retried or filed): whether it was still the worker's, and the tasks taken in its place. */
+export interface SettledTask {
+  /** False when the task was no longer on the worker's list (returned to the queue when it was taken for dead). */
+  done: boolean;
+  /** The JSON of the ready tasks moved to the worker's list in its place, first to run first. */
+  taken: string[];
+}
+type Settled = [0 | 1, string[]];
+const settled = ([done, taken]: Settled): SettledTask => ({ done: done === 1, taken });
 
 /** A connection of its own that waits for tasks (BLMOVE holds it until it returns). */
 export interface BlockingTakes {
@@ -388,15 +399,19 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       };
     },
 
-    /** Removes `task` (its JSON) from `workerId`'s active list; false when it was no longer there. */
-    async ackTask(a: { queue: string; workerId: string; task: string }): Promise<boolean> {
-      return (await redis.lrem(k.queue(a.queue).active(a.workerId), 1, a.task)) === 1;
+    /**
+     * Removes `task` (its JSON) from `workerId`'s active list (`done` false: it was no longer there) and moves up to
+     * `take` ready tasks there in its place, in the same call (`taken`: their JSON, first to run first).
+     */
+    async ackTask(a: { queue: string; workerId: string; task: string; take: number }): Promise<SettledTask> {
+      const q = k.queue(a.queue);
+      return settled(await ackTaskScript(redis, [q.active(a.workerId), q.ready], [a.task, a.take]));
     },
 
     /**
      * Takes `taken` off the active list of `workerId` and puts `returned` back after `delayMs` (ringing the queue's
-     * doorbell), or (delayMs -1) files it as failed with `error`; false when the task was no longer on the list
-     * (nothing written).
+     * doorbell), or (delayMs -1) files it as failed with `error` (`done` false: the task was no longer on the list,
+     * so neither), and moves up to `take` ready tasks to the list in its place, as ackTask does.
      */
     async retryTask(a: {
       queue: string;
@@ -406,14 +421,15 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       delayMs: number;
       error: string;
       failedKept: number;
-    }): Promise<boolean> {
+      take: number;
+    }): Promise<SettledTask> {
       const q = k.queue(a.queue);
       const reply = await retryTaskScript(
         redis,
-        [q.active(a.workerId), q.delayed, q.failed],
-        [a.taken, a.returned, a.delayMs, a.error, a.failedKept, q.bell],
+        [q.active(a.workerId), q.delayed, q.failed, q.ready],
+        [a.taken, a.returned, a.delayMs, a.error, a.failedKept, q.bell, a.take],
       );
-      return reply === 1;
+      return settled(reply);
     },
 
     /** Records `workerId` of `queue` as alive; the workers quiet for longer than `timeoutMs`. */

@@ -4,7 +4,7 @@
  * backoff, then are filed as failed; due delayed tasks move in one script. Details: docs/coordination.md.
  */
 import { randomBytes } from 'node:crypto';
-import type { BlockingTakes, CoordinationCommands } from '../../redis/coordination/commands.js';
+import type { BlockingTakes, CoordinationCommands, SettledTask } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 
@@ -34,6 +34,20 @@ export interface Taken {
   queue: string;
   workerId: string;
   task: Task;
+}
+
+/**
+ * A taken task settling (acknowledged, retried, deferred or filed as failed): `take` ready tasks at most move to the
+ * worker in its place in the same call, so a busy worker makes one round trip per task (0: a stopping worker).
+ */
+export type Settling = Taken & { take: number };
+
+/** What settling a task did. */
+export interface Settled {
+  /** False when the task was no longer the worker's (returned to the queue when it was taken for dead). */
+  done: boolean;
+  /** The ready tasks taken in its place, first to run first. */
+  taken: Task[];
 }
 
 export interface QueueStatus {
@@ -153,24 +167,24 @@ export class QueueService {
     };
   }
 
-  /** The task is done; false when it was no longer the worker's (returned to the queue when it was taken for dead). */
-  async ack({ queue, workerId, task }: Taken): Promise<boolean> {
+  /** The task is done. */
+  async ack({ queue, workerId, task, take }: Settling): Promise<Settled> {
     checkName('queue', queue);
-    return this.commands.ackTask({ queue, workerId, task: task.raw });
+    return parseSettled(await this.commands.ackTask({ queue, workerId, task: task.raw, take }));
   }
 
   /** The task failed: it runs again after a backoff, or is filed as failed when that was its last attempt. */
-  async fail({ error, ...taken }: Taken & { error: string }): Promise<boolean> {
-    const attempts = taken.task.attempts + 1;
-    const again = attempts < taken.task.maxAttempts;
+  async fail({ error, ...settling }: Settling & { error: string }): Promise<Settled> {
+    const attempts = settling.task.attempts + 1;
+    const again = attempts < settling.task.maxAttempts;
     const backoff = Math.min(this.defaults.backoffMs * 2 ** (attempts - 1), BACKOFF_MAX_MS);
     const delayMs = again ? Math.round(backoff * (0.5 + Math.random() / 2)) : -1;
-    return this.putBack(taken, { ...taken.task, attempts }, delayMs, error);
+    return this.putBack(settling, { ...settling.task, attempts }, delayMs, error);
   }
 
   /** Puts the task back, due in `delayMs`, without counting an attempt (it could not start: a limit was full). */
-  async defer({ delayMs, ...taken }: Taken & { delayMs: number }): Promise<boolean> {
-    return this.putBack(taken, taken.task, delayMs, '');
+  async defer({ delayMs, ...settling }: Settling & { delayMs: number }): Promise<Settled> {
+    return this.putBack(settling, settling.task, delayMs, '');
   }
 
   /** Records the worker as alive; returns the workers of the queue quiet for longer than `timeoutMs`. */
@@ -209,13 +223,13 @@ export class QueueService {
   }
 
   private async putBack(
-    { queue, workerId, task }: Taken,
+    { queue, workerId, task, take }: Settling,
     back: Omit<Task, 'raw'>,
     delayMs: number,
     error: string,
-  ): Promise<boolean> {
+  ): Promise<Settled> {
     checkName('queue', queue);
-    return this.commands.retryTask({
+    const settled = await this.commands.retryTask({
       queue,
       workerId,
       taken: task.raw,
@@ -223,7 +237,9 @@ export class QueueService {
       delayMs,
       error,
       failedKept: FAILED_KEPT,
+      take,
     });
+    return parseSettled(settled);
   }
 }
 
@@ -234,4 +250,8 @@ function encodeTask({ priority, id, name, attempts, maxAttempts, args }: Omit<Ta
 
 function parseTask(raw: string): Task {
   return { ...(JSON.parse(raw) as Omit<Task, 'raw'>), raw };
+}
+
+function parseSettled({ done, taken }: SettledTask): Settled {
+  return { done, taken: taken.map(parseTask) };
 }
