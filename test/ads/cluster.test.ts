@@ -1,13 +1,14 @@
 /**
  * Ads over shards (docs/ads.md "Keys" and "A targeting over shards"): on the three-master cluster every master holds
  * a shard and does a share of the targeting work; a targeting's steps (a pick in each shard, then a commit in one)
- * leave nothing written between them, a commit that a race refused writes nothing, and a gateway killed while its
- * targetings wait on paused masters leaves every cap, budget and count exact.
+ * leave nothing written between them, a commit that a race refused writes nothing, a gateway killed while its
+ * targetings wait on paused masters leaves every cap, budget and count exact, and ads placed in another number of
+ * shards are refused rather than looked for in the wrong ones.
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { adCommands } from '../../src/redis/ads/commands.js';
-import { AD_SHARD_TAGS } from '../../src/redis/ads/keys.js';
+import { AD_SHARD_TAGS, adKeys } from '../../src/redis/ads/keys.js';
 import { keyspace } from '../../src/redis/keys.js';
 import { isRefused } from '../../src/redis/status.js';
 import { postGraphQL, prefixMemory, redisEnv, startTestApp, type TestApp } from '../support/app.js';
@@ -119,6 +120,16 @@ describe('a targeting in steps', () => {
     // a targeting whose commit is refused picks again: the next ad, then none
     expect((await t.app.services.ads.targetAd(viewer, { locations: ['Steps'] }))?.adId).toBe('step2');
     expect(await t.app.services.ads.targetAd(viewer, { locations: ['Steps'] })).toBeNull();
+  });
+
+  it('a process refuses ads placed in another number of shards (a standalone dataset moved to a cluster)', async () => {
+    const t = await startTestApp();
+    await t.redis.set(adKeys(keyspace(t.config.keyPrefix)).adShardCount, 7);
+    const viewer = { username: null, address: '127.0.0.1' };
+    const shards = t.app.services.ads.shards.length;
+    const refusal = `the ads were placed in 7 shards, this process has ${shards}`;
+    await expect(t.app.services.ads.targetAd(viewer, { locations: ['Moved'] })).rejects.toThrow(refusal);
+    await expect(t.app.services.ads.list({ first: 1 })).rejects.toThrow(refusal);
   });
 
   it('a gateway killed while its targetings wait on paused servers leaves caps, budgets and counts exact', async () => {

@@ -116,6 +116,13 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
     /** The shards: the first alone on a standalone Redis, one on each third of the slots on a cluster. */
     shards: (redis instanceof Cluster ? AD_SHARD_TAGS : AD_SHARD_TAGS.slice(0, 1)).map((tag) => adKeys(space, tag)),
 
+    /** The number of shards the ads were placed in (kept in the first shard): `count` when there are none yet. */
+    async claimShardCount({ count }: { count: number }): Promise<number> {
+      const { adShardCount } = adKeys(space);
+      await redis.set(adShardCount, count, 'NX');
+      return Number(await redis.get(adShardCount));
+    },
+
     /** What a change of ad `id` reads first. */
     async readAdState({ shard: k, ...a }: { shard: AdShard; id: string }): Promise<AdState> {
       const [version, locations, terms] = await redis.hmget(k.meta(a.id), 'ver', 'locations', 'terms');

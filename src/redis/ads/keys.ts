@@ -31,6 +31,8 @@ export function adKeys(space: Keyspace, tag: string = AD_SHARD_TAGS[0]) {
     ids: k('ids'),
     /** hash: locations (JSON), terms (space-separated), ver (the change counter at the ad's last change) */
     meta: (id: string) => k('meta', id),
+    /** string, in the first shard: how many shards the ads were placed in (one standalone, three on a cluster) */
+    adShardCount: k('shardCount'),
     /** string: the change counter, one for every ad of the shard, so that a version never comes back after a delete */
     version: k('version'),
     /** sorted set: ad id → its learned eCPM (the book's idx:ad:value:) */

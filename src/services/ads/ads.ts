@@ -149,6 +149,7 @@ export class AdService {
   private readonly queues: QueueService;
   private readonly options: AdOptions;
   private readonly log: Logger;
+  private checked: Promise<void> | null = null;
 
   constructor(deps: AdDeps) {
     ({ commands: this.commands, queues: this.queues, options: this.options, log: this.log } = deps);
@@ -166,6 +167,7 @@ export class AdService {
     const terms = [...new Set(wordsOf(checkContent({ argument: 'input.content', value: input.content })))];
     const task = this.learnTask();
     const shard = this.shardOf(id);
+    await this.ready();
     const result = await whileChanged(`ad "${id}"`, async () => {
       const old = await this.commands.readAdState({ shard, id });
       return this.commands.indexAd({
@@ -193,6 +195,7 @@ export class AdService {
   async deleteAd(input: { id: string }): Promise<boolean> {
     const id = checkAdId({ argument: 'id', value: input.id });
     const shard = this.shardOf(id);
+    await this.ready();
     return this.onToday(Date.now(), (day) =>
       whileChanged(`ad "${id}"`, async () => {
         const old = await this.commands.readAdState({ shard, id });
@@ -211,6 +214,7 @@ export class AdService {
   async ads(input: { ids: readonly string[] }): Promise<(Ad | null)[]> {
     const { ids } = input;
     const day = dayOf(Date.now());
+    await this.ready();
     const byShard = new Map<AdShard, number[]>();
     ids.forEach((id, i) => {
       const shard = this.shardOf(id);
@@ -236,6 +240,7 @@ export class AdService {
   async list(input: { first: number; after?: string | null }): Promise<Ad[]> {
     checkPage('first', input.first, ADS_PAGE.max);
     const after = input.after == null ? null : checkAdId({ argument: 'after', value: input.after });
+    await this.ready();
     const ids = (
       await Promise.all(this.shards.map((shard) => this.commands.listAds({ shard, count: input.first, after })))
     )
@@ -253,6 +258,7 @@ export class AdService {
     const locations = checkLocations({ argument: 'locations', value: page.locations });
     const content = checkContent({ argument: 'content', value: page.content ?? '' });
     const words = [...new Set(wordsOf(content))].slice(0, PAGE_WORDS_MAX);
+    await this.ready();
     const now = Date.now();
     const minute = Math.floor(now / 60_000);
     const nonce = randomBytes(12).toString('base64url');
@@ -291,6 +297,7 @@ export class AdService {
       action: input.action,
       task: this.learnTask(),
     };
+    await this.ready();
     return this.onToday(Date.now(), (day) => this.commands.recordClick({ ...args, day }));
   }
 
@@ -299,6 +306,7 @@ export class AdService {
    * book's update_cpms), until `signal` aborts.
    */
   async learnPending({ signal, shard }: { signal: AbortSignal; shard?: AdShard }): Promise<void> {
+    await this.ready();
     for (const s of shard ? [shard] : this.shards) {
       const pending = () => this.commands.pendingAds({ shard: s, count: LEARN_BATCH });
       for (let batch = await pending(); batch.length > 0 && !signal.aborted; batch = await pending()) {
@@ -338,6 +346,26 @@ export class AdService {
     for (const t of AD_TYPES)
       averages[t] = (1000 * total(`${t}:${t === 'CPA' ? 'actions' : 'clicks'}`)) / total(`${t}:views`);
     return averages;
+  }
+
+  /**
+   * Resolves once the stored number of shards is this process's: ads placed in one shard (a standalone Redis) are
+   * not found among three (a cluster), so a process refuses to serve rather than look for them in the wrong shards.
+   */
+  private ready(): Promise<void> {
+    this.checked ??= this.commands
+      .claimShardCount({ count: this.shards.length })
+      .then((stored) => {
+        if (stored !== this.shards.length)
+          throw new Error(
+            `the ads were placed in ${stored} shards, this process has ${this.shards.length}: index them again under a new KEY_PREFIX`,
+          );
+      })
+      .catch((err: unknown) => {
+        this.checked = null;
+        throw err;
+      });
+    return this.checked;
   }
 
   /** The shard of ad `id` (whose keys tests read). */
