@@ -122,6 +122,24 @@ describe('a targeting in steps', () => {
     expect(await t.app.services.ads.targetAd(viewer, { locations: ['Steps'] })).toBeNull();
   });
 
+  it('exploration across shards: a close second in another shard is seen, and `explored` says so', async () => {
+    const { t, index } = await withAdmin({ ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '0' });
+    // on the cluster "best" is in the third shard, "close" in the first
+    await index({ id: 'best', locations: ['Across'], content: '', type: 'CPC', value: 1 });
+    await index({ id: 'close', locations: ['Across'], content: '', type: 'CPC', value: 0.9 });
+    const ads = t.app.services.ads;
+    if (ads.shards.length > 1) expect(ads.shardOf('best')).not.toBe(ads.shardOf('close'));
+    const served = [];
+    for (let i = 0; i < 100; i++)
+      served.push((await ads.targetAd({ username: `across${i}`, address: '127.0.0.1' }, { locations: ['Across'] }))!);
+    const close = served.filter((s) => s.adId === 'close');
+    // each draw favours "close" with a probability near 0.45: fewer than 10 of 100 is about 1e-20
+    expect(close.length).toBeGreaterThan(10);
+    expect(close.length).toBeLessThan(90);
+    expect(close.every((s) => s.explored)).toBe(true);
+    expect(served.filter((s) => s.adId === 'best').every((s) => !s.explored)).toBe(true);
+  });
+
   it('a process refuses ads placed in another number of shards (a standalone dataset moved to a cluster)', async () => {
     const t = await startTestApp();
     await t.redis.set(adKeys(keyspace(t.config.keyPrefix)).adShardCount, 7);
