@@ -6,8 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { adKeys } from '../../src/redis/ads/keys.js';
-import { keyspace } from '../../src/redis/keys.js';
 import { pairs } from '../../src/redis/replies.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, postGraphQL, prefixMemory, startTestApp } from '../support/app.js';
@@ -89,9 +87,10 @@ describe("the book's test_index_and_target_ads (ADS_EXPLORATION=off)", () => {
     expect(va!.matchedTerms).toEqual(['wooooo']);
 
     // the 100th view of ad 1 had it learned: no click yet, so its eCPM stays
-    expect(await eventually(async () => (await a.t.redis.llen(`${a.t.config.keyPrefix}queue:{ads}:ready`)) === 0)).toBe(
-      true,
-    );
+    const { shards } = a.t.app.services.ads;
+    const queued = async () =>
+      (await Promise.all(shards.map((s) => a.t.redis.llen(s.queueReady)))).reduce((x, y) => x + y);
+    expect(await eventually(async () => (await queued()) === 0)).toBe(true);
     let ads = await a.ads();
     expect([ads['1']!.ecpm, ads['2']!.ecpm]).toEqual([0.25, 0.125]);
     expect([ads['1']!.views, ads['2']!.views]).toEqual([100, 1]);
@@ -159,7 +158,7 @@ describe('learning', () => {
     // a targeting 16 minutes old (its record rewritten so: Redis's clock is left alone)
     const old = (await a.target(['Once']))!;
     const [minute, nonce] = old.targetingId.split('.') as [string, string];
-    const bucket = `${a.t.config.keyPrefix}ads:{ads}:targetings:${parseInt(minute, 36)}`;
+    const bucket = a.t.app.services.ads.shardOf('once').targetings(parseInt(minute, 36));
     const [ad, at, ...words] = (await a.t.redis.hget(bucket, nonce))!.split(' ');
     await a.t.redis.hset(bucket, nonce, [ad, Number(at) - 16 * 60_000, ...words].join(' '));
     expect(await a.click(old.targetingId, 'once')).toBe(false);
@@ -189,14 +188,16 @@ describe('the pick', () => {
       if (random() < (page.matchedTerms.includes(favourite) ? 0.3 : 0.03)) await a.click(page.targetingId, page.ad.id);
     }
     await a.worker.stop(1000); // what follows reads bonuses that no learning changes any more
-    const prefix = `${a.t.config.keyPrefix}ads:{ads}:`;
-    const ecpm = Object.fromEntries(pairs(await a.t.redis.zrange(`${prefix}ecpm`, '0', '-1', 'WITHSCORES')));
+    const ads = a.t.app.services.ads;
+    const ecpm = Object.fromEntries(
+      (await Promise.all(ads.shards.map((s) => a.t.redis.zrange(s.ecpm, '0', '-1', 'WITHSCORES')))).flatMap(pairs),
+    );
     const distinctBonuses = new Set<number>();
     for (let i = 0; i < 60; i++) {
       const words = [...new Set(some(3).split(' ').filter(Boolean))];
       const expected = await Promise.all(
         Object.keys(ecpm).map(async (id) => {
-          const bonuses = (await Promise.all(words.map((w) => a.t.redis.zscore(`${prefix}word:${w}`, id))))
+          const bonuses = (await Promise.all(words.map((w) => a.t.redis.zscore(ads.shardOf(id).word(w), id))))
             .filter((b) => b !== null)
             .map(Number);
           bonuses.forEach((b) => distinctBonuses.add(b));
@@ -239,7 +240,7 @@ describe('ads beside documents, and what an ad is made of', () => {
 
   it("exploration's counts: a view is written on the ad's cards in the page's locations, learning writes all", async () => {
     await a.index({ id: 'counted', locations: ['CountedA', 'CountedB'], content: '', type: 'CPC', value: 1 });
-    const location = adKeys(keyspace(a.t.config.keyPrefix)).location;
+    const { location } = a.t.app.services.ads.shardOf('counted');
     // a card is the ad's type (3 bytes), then its value, eCPM, bonus range, events and views, as doubles
     const counts = async (l: string) => {
       const card = (await a.t.redis.hgetBuffer(location(l), 'counted'))!;

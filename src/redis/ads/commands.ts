@@ -1,16 +1,17 @@
 /**
- * The ads domain's door to Redis: its scripts and reads, every key on the ads' one slot. The services of
- * src/services/ads/ reach Redis only through the object adCommands() returns.
+ * The ads domain's door to Redis: its scripts and reads, each in one shard (`shard`, one of `shards`: every key of a
+ * shard on its slot). The services of src/services/ads/ reach Redis only through the object adCommands() returns.
  */
+import { Cluster } from 'ioredis';
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import { script } from '../scripts.js';
 import { refused, STATUS, type Refused } from '../status.js';
-import { adKeys } from './keys.js';
+import { AD_SHARD_TAGS, adKeys, type AdKeys } from './keys.js';
 
 const indexAdScript = script<number>('indexAd');
 const deleteAdScript = script<number>('deleteAd');
-const learnAdScript = script<number>('learnAd');
+const learnAdScript = script<number | AdType>('learnAd');
 const targetAdScript = script<number | string[]>('targetAd');
 const recordClickScript = script<number>('recordClick');
 
@@ -50,16 +51,80 @@ export interface Targeting {
   matchedTerms: string[];
 }
 
+/** One shard's pick (nothing recorded): the book's, and the one exploration makes with the score it ranked it by. */
+export interface Pick {
+  book: { adId: string; ecpm: number };
+  choice: { adId: string; rank: number; ecpm: number };
+}
+
+/** A shard: its keys (src/redis/ads/keys.ts). */
+export type AdShard = AdKeys;
+
+/** What a targeting tells a shard's targetAd script. */
+interface TargetArgs {
+  shard: AdShard;
+  day: number;
+  minute: number;
+  nonce: string;
+  viewer: string;
+  locations: readonly string[];
+  words: readonly string[];
+  cap: number;
+  explore: boolean;
+  seed: number;
+  task: string;
+}
+
 /** The columns of per-ad attributes and counts, which deleting an ad clears. */
 const COLUMNS = ['profiles', 'budgets', 'dailyBudgets', 'views', 'clicks', 'actions', 'events', 'spent'] as const;
 
 export type AdCommands = ReturnType<typeof adCommands>;
 
 export function adCommands(redis: RedisClient, space: Keyspace) {
-  const k = adKeys(space);
+  const targetIn = (a: TargetArgs, mode: 'serve' | 'pick' | 'commit', ad = '') => {
+    const k = a.shard;
+    return targetAdScript(
+      redis,
+      [
+        k.views,
+        k.spent,
+        k.budgets,
+        k.dailyBudgets,
+        k.daily(a.day),
+        k.typeStats,
+        k.seen(a.day, a.viewer),
+        k.targetings(a.minute),
+        k.vocabulary,
+        k.wordViews,
+        k.learnPending,
+        k.queueReady,
+        k.queueDelayed,
+        ...a.locations.map(k.location),
+        ...a.words.map(k.word),
+      ],
+      [a.day, a.nonce, a.cap, a.explore ? 1 : 0, a.seed, a.task, a.locations.length, mode, ad, ...a.words],
+    );
+  };
+  /** A serve's or a commit's reply: the ad served, null when none. */
+  const served = (reply: number | string[]): Targeting | null | Refused => {
+    if (typeof reply === 'number') return refused(reply);
+    if (reply.length === 0) return null;
+    const [adId, ecpm, explored, ...matchedTerms] = reply as [string, string, number, ...string[]];
+    return { adId, ecpm: Number(ecpm), explored: explored === 1, matchedTerms };
+  };
   return {
+    /** The shards: the first alone on a standalone Redis, one on each third of the slots on a cluster. */
+    shards: (redis instanceof Cluster ? AD_SHARD_TAGS : AD_SHARD_TAGS.slice(0, 1)).map((tag) => adKeys(space, tag)),
+
+    /** The number of shards the ads were placed in (kept in the first shard): `count` when there are none yet. */
+    async claimShardCount({ count }: { count: number }): Promise<number> {
+      const { adShardCount } = adKeys(space);
+      await redis.set(adShardCount, count, 'NX');
+      return Number(await redis.get(adShardCount));
+    },
+
     /** What a change of ad `id` reads first. */
-    async readAdState(a: { id: string }): Promise<AdState> {
+    async readAdState({ shard: k, ...a }: { shard: AdShard; id: string }): Promise<AdState> {
       const [version, locations, terms] = await redis.hmget(k.meta(a.id), 'ver', 'locations', 'terms');
       return {
         version: version ?? '0',
@@ -69,7 +134,11 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /** Creates or replaces ad `id` read at version `expected`; its new version, or CHANGED. */
-    async indexAd(a: {
+    async indexAd({
+      shard: k,
+      ...a
+    }: {
+      shard: AdShard;
       id: string;
       expected: string;
       type: AdType;
@@ -133,7 +202,11 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
      * Deletes ad `id` read at version `expected` with its locations and words, and what it spent on UTC day `day`;
      * false when there was none; WRONG_DAY as targetAd.
      */
-    async deleteAd(a: {
+    async deleteAd({
+      shard: k,
+      ...a
+    }: {
+      shard: AdShard;
       id: string;
       expected: string;
       day: number;
@@ -161,13 +234,21 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
       return reply < 0 ? refused(reply) : reply === 1;
     },
 
-    /** Learns ad `id` (read at version `expected` with its locations and words) again; false when it is gone. */
-    async learnAd(a: {
+    /**
+     * Learns ad `id` (read at version `expected` with its locations and words) again, with `averages` (every type's
+     * clicks or actions per 1,000 views over all shards); its type, null when it is gone.
+     */
+    async learnAd({
+      shard: k,
+      ...a
+    }: {
+      shard: AdShard;
       id: string;
       expected: string;
       locations: readonly string[];
       terms: readonly string[];
-    }): Promise<boolean | Refused> {
+      averages: Record<AdType, number>;
+    }): Promise<AdType | null | Refused> {
       const reply = await learnAdScript(
         redis,
         [
@@ -184,18 +265,39 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
           ...a.locations.map(k.location),
           ...a.terms.map(k.word),
         ],
-        [a.id, a.expected, a.locations.length, ...a.terms],
+        [a.id, a.expected, a.locations.length, JSON.stringify(a.averages), ...a.terms],
       );
-      return reply < 0 ? refused(reply) : reply === 1;
+      if (typeof reply === 'string') return reply;
+      return reply < 0 ? refused(reply) : null;
     },
 
-    /** Ads due to be learned again, at most `count`. */
-    pendingAds(a: { count: number }): Promise<string[]> {
-      return redis.srandmember(k.learnPending, a.count);
+    /** A shard's views and clicks (actions) of each type, for its averages: "<TYPE>:<count>" → count. */
+    async typeCounts({ shard: k }: { shard: AdShard }): Promise<Record<string, number>> {
+      const fields = AD_TYPES.flatMap((t) => [`${t}:views`, `${t}:clicks`, `${t}:actions`]);
+      const counts = await redis.hmget(k.typeStats, ...fields);
+      return Object.fromEntries(fields.flatMap((f, i) => (counts[i] == null ? [] : [[f, Number(counts[i])]])));
     },
 
-    /** Ads `ids` (null where none) as they are on UTC day `day`, in one pipeline. */
-    async readAds(a: { ids: readonly string[]; day: number }): Promise<(StoredAd | null)[]> {
+    /** Writes the types' averages (clicks or actions per 1,000 views over all shards) learned elsewhere. */
+    async writeTypeAverages({ shard: k, averages }: { shard: AdShard; averages: Partial<Record<AdType, number>> }) {
+      const fields = Object.entries(averages).map(([t, avg]) => [`${t}:avg`, String(avg)] as const);
+      if (fields.length > 0) await redis.hset(k.typeStats, Object.fromEntries(fields));
+    },
+
+    /** A shard's ads due to be learned again, at most `count`. */
+    pendingAds({ shard: k, count }: { shard: AdShard; count: number }): Promise<string[]> {
+      return redis.srandmember(k.learnPending, count);
+    },
+
+    /** Ads `ids` of one shard (null where none) as they are on UTC day `day`, in one pipeline. */
+    async readAds({
+      shard: k,
+      ...a
+    }: {
+      shard: AdShard;
+      ids: readonly string[];
+      day: number;
+    }): Promise<(StoredAd | null)[]> {
       const { ids } = a;
       if (ids.length === 0) return [];
       const pipeline = redis.pipeline();
@@ -231,57 +333,46 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
       });
     },
 
-    /** Ad ids in order, the first `count` after `after` (from the start when null). */
-    async listAds(a: { count: number; after: string | null }): Promise<string[]> {
+    /** A shard's ad ids in order, the first `count` after `after` (from the start when null). */
+    async listAds({ shard: k, ...a }: { shard: AdShard; count: number; after: string | null }): Promise<string[]> {
       if (a.count === 0) return [];
       return redis.zrangebylex(k.ids, a.after === null ? '-' : `(${a.after}`, '+', 'LIMIT', 0, a.count);
     },
 
     /**
-     * Picks, records and returns the ad for a page (null when none serves), on UTC day `day` and in the targetings
-     * of `minute`; WRONG_DAY when `day` is not Redis's.
+     * Picks, records and returns the ad for a page among a shard's ads (null when none serves), on UTC day `day` and
+     * in the targetings of `minute`; WRONG_DAY when `day` is not Redis's.
      */
-    async targetAd(a: {
-      day: number;
-      minute: number;
-      nonce: string;
-      viewer: string;
-      locations: readonly string[];
-      words: readonly string[];
-      cap: number;
-      explore: boolean;
-      seed: number;
-      task: string;
-    }): Promise<Targeting | null | Refused> {
-      const reply = await targetAdScript(
-        redis,
-        [
-          k.views,
-          k.spent,
-          k.budgets,
-          k.dailyBudgets,
-          k.daily(a.day),
-          k.typeStats,
-          k.seen(a.day, a.viewer),
-          k.targetings(a.minute),
-          k.vocabulary,
-          k.wordViews,
-          k.learnPending,
-          k.queueReady,
-          k.queueDelayed,
-          ...a.locations.map(k.location),
-          ...a.words.map(k.word),
-        ],
-        [a.day, a.nonce, a.cap, a.explore ? 1 : 0, a.seed, a.task, a.locations.length, ...a.words],
-      );
+    async targetAd(a: TargetArgs): Promise<Targeting | null | Refused> {
+      return served(await targetIn(a, 'serve'));
+    },
+
+    /** Picks the ad for a page among a shard's ads, recording nothing (null when none serves); WRONG_DAY as targetAd. */
+    async pickAd(a: TargetArgs): Promise<Pick | null | Refused> {
+      const reply = await targetIn(a, 'pick');
       if (typeof reply === 'number') return refused(reply);
       if (reply.length === 0) return null;
-      const [adId, ecpm, explored, ...matchedTerms] = reply as [string, string, number, ...string[]];
-      return { adId, ecpm: Number(ecpm), explored: explored === 1, matchedTerms };
+      const [bookId, bookEcpm, adId, rank, ecpm] = reply as [string, string, string, string, string];
+      return {
+        book: { adId: bookId, ecpm: Number(bookEcpm) },
+        choice: { adId, rank: Number(rank), ecpm: Number(ecpm) },
+      };
+    },
+
+    /**
+     * Records the view of ad `adId` picked in its shard, as targetAd does, if the viewer's cap and its budgets still
+     * allow it; null when they do not or it is gone (nothing is written); WRONG_DAY as targetAd.
+     */
+    async commitAd({ adId, ...a }: TargetArgs & { adId: string }): Promise<Targeting | null | Refused> {
+      return served(await targetIn(a, 'commit', adId));
     },
 
     /** Counts a click (or an action) of targeting `nonce` of `minute` on ad `id` once; WRONG_DAY as targetAd. */
-    async recordClick(a: {
+    async recordClick({
+      shard: k,
+      ...a
+    }: {
+      shard: AdShard;
       minute: number;
       nonce: string;
       id: string;

@@ -13,7 +13,7 @@
   KEYS[6] dailyBudgets: hash, ad id → its daily budget
   KEYS[7] views: hash, ad id → its views
   KEYS[8] events: hash, ad id → what its eCPM learns from (clicks, actions for CPA)
-  KEYS[9] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of a type's ads, "<TYPE>:avg"
+  KEYS[9] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type, "<TYPE>:avg"
   KEYS[10] vocabulary: set of the words some ad has
   KEYS[11] wordViews: hash, "<ad id> <word>" → views
   KEYS[12] wordClicks: hash, "<ad id> <word>" → clicks

@@ -1,29 +1,39 @@
 /**
- * Keys of ad targeting: every key on one slot (`ads:{ads}:...`, and the learning queue `queue:{ads}:...`), so that
- * targeting, clicks and learning are each one script. Per-ad numbers are columns (one hash per attribute, ad id →
- * value), so a targeting reads an attribute of every candidate in one command. Ad words never share a key with
- * document words (`docs:...`).
+ * Keys of ad targeting, by shard: an ad lives in one shard (docs/ads.md "Keys"), and every key of a shard is on the
+ * shard's slot (`ads:{<tag>}:...`, and its learning queue `queue:{<tag>}:...`), so that indexing, a shard's pick, a
+ * view, a click and learning are each one script. Per-ad numbers are columns (one hash per attribute, ad id → value),
+ * so a targeting reads an attribute of every candidate in one command. Ad words never share a key with document
+ * words (`docs:...`).
  */
 import { coordinationKeys } from '../coordination/keys.js';
 import type { Keyspace } from '../keys.js';
 
 export type AdKeys = ReturnType<typeof adKeys>;
 
-/** The queue that learning tasks go through; its keys share the ads' slot. */
-export const ADS_QUEUE = 'ads';
+/**
+ * The shards' hash tags, shard n at n; each is also the name of the shard's learning queue. A standalone Redis has
+ * the first only; a cluster all three, whose slots (9537, 14142, 1885) fall in the three thirds of the slot space,
+ * one on each master of a cluster whose slots are split evenly over three (what `redis-cli --cluster create` does;
+ * test/ads/cluster.test.ts checks it).
+ */
+export const AD_SHARD_TAGS = ['ads', 'ads-1', 'ads-2'] as const;
 
-export function adKeys(space: Keyspace) {
-  const k = (...parts: string[]) => space.key('ads', ADS_QUEUE, ...parts);
-  const { ready, delayed } = coordinationKeys(space).queue(ADS_QUEUE);
+export function adKeys(space: Keyspace, tag: string = AD_SHARD_TAGS[0]) {
+  const k = (...parts: string[]) => space.key('ads', tag, ...parts);
+  const { ready, delayed } = coordinationKeys(space).queue(tag);
   return {
-    /** the learning queue's ready and delayed tasks (src/redis/coordination/keys.ts) */
+    /** the name of the shard's learning queue (its hash tag) */
+    adQueue: tag,
+    /** the shard's learning queue's ready and delayed tasks (src/redis/coordination/keys.ts) */
     queueReady: ready,
     queueDelayed: delayed,
     /** sorted set, every score 0: the ad ids (listed by id) */
     ids: k('ids'),
     /** hash: locations (JSON), terms (space-separated), ver (the change counter at the ad's last change) */
     meta: (id: string) => k('meta', id),
-    /** string: the change counter, one for every ad, so that a version never comes back after a delete */
+    /** string, in the first shard: how many shards the ads were placed in (one standalone, three on a cluster) */
+    adShardCount: k('shardCount'),
+    /** string: the change counter, one for every ad of the shard, so that a version never comes back after a delete */
     version: k('version'),
     /** sorted set: ad id → its learned eCPM (the book's idx:ad:value:) */
     ecpm: k('ecpm'),
@@ -45,7 +55,10 @@ export function adKeys(space: Keyspace) {
     wordViews: k('wordViews'),
     wordClicks: k('wordClicks'),
     wordActions: k('wordActions'),
-    /** hash: "<TYPE>:views|clicks|actions" → counts of every ad of a type; "<TYPE>:avg" → its clicks per 1,000 views */
+    /**
+     * hash: "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type; "<TYPE>:avg" → the clicks per 1,000
+     * views of every ad of the type (of all shards: written by learning)
+     */
     typeStats: k('typeStats'),
     /**
      * hash, ad id → its card (type, value, eCPM and bonus range, packed by src/redis/lib/ads.lua): the ads of a
@@ -54,7 +67,7 @@ export function adKeys(space: Keyspace) {
     location: (location: string) => k('location', location),
     /** sorted set: ad id → the word's bonus to the ad's eCPM (the book's idx:<word>) */
     word: (word: string) => k('word', word),
-    /** set: the words some ad has (a page's other words are not looked up) */
+    /** set: the words some ad of the shard has (a page's other words are not looked up) */
     vocabulary: k('vocabulary'),
     /** hash, ad id → views by one viewer on UTC day `day`; lives until the day is over */
     seen: (day: number, viewer: string) => k('seen', String(day), viewer),

@@ -1,10 +1,10 @@
 --[[
   learnAd: the book's update_cpms for one ad, reading the counters that views, clicks and actions write: its type's
-  clicks (actions) per 1,000 views, then, for CPC and CPA ads, the ad's eCPM once it has an event, and the bonus of
-  each of its words that has one (the word's eCPM less the ad's), the range of its bonuses and its cards. The ad
-  leaves the pending set. Refuses with STATUS.CHANGED when its version is not `expected` (the caller read its
-  locations and words of that version). The fixed keys are bound in the table K by these names (lib/ads.lua takes
-  K).
+  clicks (actions) per 1,000 views (over every shard: the caller sums the shards' counts), then, for CPC and CPA ads,
+  the ad's eCPM once it has an event, and the bonus of each of its words that has one (the word's eCPM less the ad's),
+  the range of its bonuses and its cards. The ad leaves the pending set. Refuses with STATUS.CHANGED when its version
+  is not `expected` (the caller read its locations and words of that version). The fixed keys are bound in the table K
+  by these names (lib/ads.lua takes K).
 
   KEYS[1] learnPending: set of the ads due to be learned again
   KEYS[2] meta: hash of the ad: locations, terms, ver
@@ -12,7 +12,7 @@
   KEYS[4] profiles: hash, ad id → "<type> <value>"
   KEYS[5] views: hash, ad id → its views
   KEYS[6] events: hash, ad id → what its eCPM learns from (clicks, actions for CPA)
-  KEYS[7] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of a type's ads, "<TYPE>:avg"
+  KEYS[7] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type, "<TYPE>:avg"
   KEYS[8] wordViews: hash, "<ad id> <word>" → views
   KEYS[9] wordClicks: hash, "<ad id> <word>" → clicks
   KEYS[10] wordActions: hash, "<ad id> <word>" → actions
@@ -21,17 +21,18 @@
   ARGV[1] id: the ad
   ARGV[2] expected: the version the caller read ('0': none)
   ARGV[3] nLocations: how many locations' hashes KEYS has
-  ARGV[4..] words: the ad's words, one each
+  ARGV[4] averages: cjson {<TYPE> = its clicks (actions) per 1,000 views over every shard}
+  ARGV[5..] words: the ad's words, one each
 
-  Returns 1, or 0 when the ad is gone; STATUS.CHANGED (nothing is written).
+  Returns the ad's type, or 0 when the ad is gone; STATUS.CHANGED (nothing is written).
 ]]
 --- @include lib/ads
 local K = {
   learnPending = KEYS[1], meta = KEYS[2], ecpm = KEYS[3], profiles = KEYS[4], views = KEYS[5], events = KEYS[6],
   typeStats = KEYS[7], wordViews = KEYS[8], wordClicks = KEYS[9], wordActions = KEYS[10],
 }
-local id, expected, nLocations = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local FIRST_WORD = 4 -- ARGV: the first word
+local id, expected, nLocations, averages = ARGV[1], ARGV[2], tonumber(ARGV[3]), cjson.decode(ARGV[4])
+local FIRST_WORD = 5 -- ARGV: the first word
 local locationsAt = 11 -- KEYS: the first location's hash
 local wordsAt = locationsAt + nLocations -- KEYS: the set of ARGV[FIRST_WORD]'s word, then the next word's ...
 
@@ -44,12 +45,9 @@ if expected == '0' then
 end
 local adType, value = readProfile(K, id)
 local which = eventsOf(adType)
-local typeViews = tonumber(redis.call('HGET', K.typeStats, adType .. ':views'))
-local typeEvents = tonumber(redis.call('HGET', K.typeStats, adType .. ':' .. which))
--- as the book: a count never written counts as 1
-redis.call('HSET', K.typeStats, adType .. ':avg', num(1000 * (typeEvents or 1) / (typeViews or 1)))
+redis.call('HSET', K.typeStats, adType .. ':avg', num(averages[adType]))
 if adType == 'CPM' then
-  return 1
+  return adType
 end
 local events = tonumber(redis.call('HGET', K.events, id)) or 0
 local ecpm = tonumber(redis.call('ZSCORE', K.ecpm, id))
@@ -69,4 +67,4 @@ for i = FIRST_WORD, #ARGV do
   end
 end
 writeProfile(K, id, adType, value, ecpm, { wordsAt, #KEYS }, { locationsAt, wordsAt - 1 })
-return 1
+return adType

@@ -14,7 +14,7 @@
   KEYS[7] budgets: hash, ad id → its total budget
   KEYS[8] dailyBudgets: hash, ad id → its daily budget
   KEYS[9] daily: hash, ad id → spent on the UTC day ARGV[4]
-  KEYS[10] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of a type's ads, "<TYPE>:avg"
+  KEYS[10] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type, "<TYPE>:avg"
   KEYS[11] wordClicks: hash, "<ad id> <word>" → clicks
   KEYS[12] wordActions: hash, "<ad id> <word>" → actions
   KEYS[13] learnPending: set of the ads due to be learned again

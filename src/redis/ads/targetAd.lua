@@ -1,22 +1,25 @@
 --[[
-  targetAd: the book's target_ads and record_targeting_result in one step. The ads of any of the locations are the
-  candidates; each scores its eCPM plus, for the page's words it has, half its smallest and half its largest word
-  bonus (the book's ZUNIONSTORE of base, MIN and MAX with weights 1, .5, .5). With exploration, each CPC and CPA
-  candidate's click (action) rate is drawn from its Beta posterior instead (Thompson sampling). The best candidate
-  that the viewer has not seen `cap` times today and whose budgets are not spent is picked; its view is recorded
-  (per word of the page it has, per viewer, per type; a CPM ad is charged), with the targeting, which lives 15
-  minutes; every 100th view of an ad makes it due to be learned again.
-  What the page's words add to an ad lies between the lowest and the highest of 0 and its bonuses (on its card), so
-  candidates are taken by their highest possible score and an ad's words are looked up only while it could still
-  win: an ad that learned no bonus costs no lookup at all. Refuses with STATUS.WRONG_DAY when `day` is not Redis's
-  day. The fixed keys are bound in the table K by these names (lib/ads.lua takes K).
+  targetAd: the book's target_ads and record_targeting_result in one step, in one shard (docs/ads.md "Keys"). The
+  shard's ads of any of the locations are the candidates; each scores its eCPM plus, for the page's words it has, half
+  its smallest and half its largest word bonus (the book's ZUNIONSTORE of base, MIN and MAX with weights 1, .5, .5).
+  With exploration, each CPC and CPA candidate's click (action) rate is drawn from its Beta posterior instead
+  (Thompson sampling). The best candidate that the viewer has not seen `cap` times today and whose budgets are not
+  spent is picked; its view is recorded (per word of the page it has, per viewer, per type; a CPM ad is charged), with
+  the targeting, which lives 15 minutes; every 100th view of an ad makes it due to be learned again. What the page's
+  words add to an ad lies between the lowest and the highest of 0 and its bonuses (on its card), so candidates are
+  taken by their highest possible score and an ad's words are looked up only while it could still win: an ad that
+  learned no bonus costs no lookup at all. Refuses with STATUS.WRONG_DAY when `day` is not Redis's day. Over several
+  shards, a targeting is a `pick` in each shard (nothing written), then a `commit` of the best pick in its shard,
+  which serves it only if the viewer's cap and its budgets still allow (else the caller picks again in that shard);
+  one shard alone is `serve`: the pick and its view at once. The fixed keys are bound in the table K by these names
+  (lib/ads.lua takes K).
 
   KEYS[1] views: hash, ad id → its views
   KEYS[2] spent: hash, ad id → the price of every event charged to it
   KEYS[3] budgets: hash, ad id → its total budget
   KEYS[4] dailyBudgets: hash, ad id → its daily budget
   KEYS[5] daily: hash, ad id → spent on the UTC day `day`
-  KEYS[6] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of a type's ads, "<TYPE>:avg"
+  KEYS[6] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type, "<TYPE>:avg"
   KEYS[7] seen: hash, ad id → the viewer's views on the UTC day `day`
   KEYS[8] targetings: hash, the targetings of the minute, "<nonce>" → "<ad id> <ms> <matched words>"
   KEYS[9] vocabulary: set of the words some ad has
@@ -25,7 +28,7 @@
   KEYS[12] queueReady: list, the learning queue's ready tasks
   KEYS[13] queueDelayed: sorted set, the learning queue's delayed tasks
   KEYS[14..] indexes: from `locationsAt` (14) the hashes of the page's locations (ARGV[7] of them, ad id → card),
-    then from `wordsAt` one sorted set per word of ARGV[8..], in that order (ad id → the word's bonus)
+    then from `wordsAt` one sorted set per word of ARGV[10..], in that order (ad id → the word's bonus)
   ARGV[1] day: the UTC day (days since 1970) of KEYS[5] and KEYS[7]
   ARGV[2] nonce: the targeting's, which a click names
   ARGV[3] cap: the most views of one ad by the viewer a day, 0 for no cap
@@ -33,10 +36,15 @@
   ARGV[5] seed: of exploration's generator, 1 .. 2^31 - 2
   ARGV[6] task: the learning task queued when the ad becomes due
   ARGV[7] nLocations: how many locations' hashes KEYS has
-  ARGV[8..] words: the page's distinct words, one each
+  ARGV[8] mode: 'serve' (pick and record the view), 'pick' (pick, write nothing) or 'commit' (record a view of
+    the ad `committed` if the viewer's cap and its budgets allow it, without picking)
+  ARGV[9] committed: the ad a commit serves ('' otherwise)
+  ARGV[10..] words: the page's distinct words, one each
 
-  Returns {ad id, eCPM on this page, 1 when exploring changed the pick (else 0), matched words...}, {} when no ad
-  serves; STATUS.WRONG_DAY (nothing is written).
+  Returns, serving or committing: {ad id, eCPM on this page, 1 when exploring changed the pick (else 0; always 0 in a
+  commit), matched words...}, {} when no ad serves (a commit: the ad is gone, capped or out of budget); picking:
+  {the book's pick, its eCPM on this page, the pick (differs with exploration), its sampled score, its eCPM on this
+  page}, {} when no ad serves; STATUS.WRONG_DAY (nothing is written).
 ]]
 --- @include lib/ads
 local K = {
@@ -44,9 +52,10 @@ local K = {
   seen = KEYS[7], targetings = KEYS[8], vocabulary = KEYS[9], wordViews = KEYS[10], learnPending = KEYS[11],
   queueReady = KEYS[12], queueDelayed = KEYS[13],
 }
-local day, nonce, cap, explore, seed, task, nLocations =
-  tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
-local FIRST_WORD = 8 -- ARGV: the page's first word
+local day, nonce, cap, explore, seed, task, nLocations, mode, committed =
+  tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]),
+  ARGV[8], ARGV[9]
+local FIRST_WORD = 10 -- ARGV: the page's first word
 local locationsAt = 14 -- KEYS: the first location's hash
 local wordsAt = locationsAt + nLocations -- KEYS: the set of ARGV[FIRST_WORD]'s word, then the next word's ...
 local TARGETINGS_TTL = 1020 -- seconds: a minute's targetings live 15 minutes after its end, and a margin
@@ -58,26 +67,35 @@ end
 
 -- The candidates, numbered 1 .. n, with the location's hash they were found in (`home`) and their cards: their
 -- type, value, eCPM, bonus range, and events and views as learned (arrays by number: Lua's array part costs a
--- fraction of tables keyed by id).
+-- fraction of tables keyed by id). A commit's only candidate is its ad.
 local ids, home, adType, value, ecpm, low, high, events, views = {}, {}, {}, {}, {}, {}, {}, {}, {}
 local n = 0
 -- an ad in two of the locations is one candidate; `alsoIn` lists the other locations' hashes it is in
 local listed, alsoIn = nLocations > 1 and {} or nil, {}
+local function found(l, id, card)
+  local c = listed and listed[id]
+  if c then
+    alsoIn[c] = alsoIn[c] or {}
+    table.insert(alsoIn[c], l)
+  else
+    n = n + 1
+    if listed then
+      listed[id] = n
+    end
+    ids[n], home[n] = id, l
+    adType[n], value[n], ecpm[n], low[n], high[n], events[n], views[n] = struct.unpack(CARD, card)
+  end
+end
 for l = locationsAt, wordsAt - 1 do
-  local cards = redis.call('HGETALL', KEYS[l])
-  for j = 1, #cards, 2 do
-    local id = cards[j]
-    local c = listed and listed[id]
-    if c then
-      alsoIn[c] = alsoIn[c] or {}
-      table.insert(alsoIn[c], l)
-    else
-      n = n + 1
-      if listed then
-        listed[id] = n
-      end
-      ids[n], home[n] = id, l
-      adType[n], value[n], ecpm[n], low[n], high[n], events[n], views[n] = struct.unpack(CARD, cards[j + 1])
+  if mode == 'commit' then
+    local card = redis.call('HGET', KEYS[l], committed)
+    if card then
+      found(l, committed, card)
+    end
+  else
+    local cards = redis.call('HGETALL', KEYS[l])
+    for j = 1, #cards, 2 do
+      found(l, cards[j], cards[j + 1])
     end
   end
 end
@@ -210,12 +228,20 @@ local function best(base)
   return top, topScore
 end
 
-local picked, score = best(ecpm)
+local picked, score, explored = nil, nil, 0
+if mode == 'commit' then
+  if not servable(1) then
+    return {}
+  end
+  picked, score = 1, onPage(1, ecpm[1])
+else
+  picked, score = best(ecpm)
+end
 if not picked then
   return {}
 end
-local explored = 0
-if explore then
+local choice, rank = picked, score -- the pick, and what it was ranked by (its sampled score with exploration)
+if explore and mode ~= 'commit' then
   -- Thompson sampling: a CPC (CPA) ad's clicks (actions) per view drawn from its Beta(1 + events, b + misses)
   -- posterior, from its card's counts (views as of its last view in the location or its last learning, events as
   -- of its last learning, which follows each event), where b makes a new ad's expected rate its type's average,
@@ -268,10 +294,13 @@ if explore then
       sampled[c] = 1000 * value[c] * x / (x + gamma(SHARPEN * (prior[t] + math.max(views[c] - hits, 0))))
     end
   end
-  local choice = best(sampled)
-  if choice ~= picked then
-    picked, score, explored = choice, onPage(choice, ecpm[choice]), 1
-  end
+  choice, rank = best(sampled)
+end
+if mode == 'pick' then
+  return { ids[picked], num(score), ids[choice], num(rank), num(onPage(choice, ecpm[choice])) }
+end
+if choice ~= picked then
+  picked, score, explored = choice, onPage(choice, ecpm[choice]), 1
 end
 
 -- The view, as the book's record_targeting_result counts it, and the targeting that a click names.

@@ -2,13 +2,24 @@
  * Ad targeting (the book's chapter 7.3, without its defects): admins index ads for locations and words; a page's
  * targeting picks the ad with the best eCPM plus word bonuses (or a Thompson sample of it), within frequency caps
  * and budgets, and records the view in one script; a click or an action counts once per targeting; learning (the
- * book's update_cpms) runs as worker tasks, every 100th view of an ad and after its clicks. Details: docs/ads.md.
+ * book's update_cpms) runs as worker tasks, every 100th view of an ad and after its clicks. An ad lives in one shard
+ * (on a cluster, one per master): a targeting picks in every shard, then serves the best pick in its shard if its cap
+ * and budgets still allow, else picks again there. Details: docs/ads.md.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { isIPv6 } from 'node:net';
+import { crc32 } from 'node:zlib';
 import type { Logger } from 'pino';
 import { badInput, notFound } from '../../errors.js';
-import { AD_TYPES, type AdCommands, type AdType, type StoredAd } from '../../redis/ads/commands.js';
+import {
+  AD_TYPES,
+  type AdCommands,
+  type AdShard,
+  type AdType,
+  type Pick,
+  type StoredAd,
+  type Targeting,
+} from '../../redis/ads/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import type { QueueService } from '../coordination/queues.js';
 import { wordsOf } from '../documents/text.js';
@@ -83,6 +94,11 @@ const AD_ID = new RegExp(`^[${AD_ID_CHARS}]{1,${AD_ID_MAX_CHARS}}$`);
 const TARGETING_ID = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{16})$/;
 /** Pending ads one learning task takes at a time. */
 const LEARN_BATCH = 100;
+/**
+ * Commits one targeting tries before it gives up with no ad: each refused commit is an ad that another targeting
+ * capped or spent (or an admin deleted) since the pick, which the next pick in its shard leaves out.
+ */
+const COMMITS_MAX = 16;
 
 /** The checks of raw input: each is given the input's `value` and the `argument` a refusal names. */
 interface Checked<T> {
@@ -127,13 +143,17 @@ export interface AdDeps {
 }
 
 export class AdService {
+  /** Where ads live: an ad in shard crc32(id) mod their number. */
+  readonly shards: readonly AdShard[];
   private readonly commands: AdCommands;
   private readonly queues: QueueService;
   private readonly options: AdOptions;
   private readonly log: Logger;
+  private checked: Promise<void> | null = null;
 
   constructor(deps: AdDeps) {
     ({ commands: this.commands, queues: this.queues, options: this.options, log: this.log } = deps);
+    this.shards = this.commands.shards;
   }
 
   /** Creates or replaces an ad (an admin's: the schema's scope checks); what it learned is kept. */
@@ -146,9 +166,12 @@ export class AdService {
     const locations = checkLocations({ argument: 'input.locations', value: input.locations });
     const terms = [...new Set(wordsOf(checkContent({ argument: 'input.content', value: input.content })))];
     const task = this.learnTask();
+    const shard = this.shardOf(id);
+    await this.ready();
     const result = await whileChanged(`ad "${id}"`, async () => {
-      const old = await this.commands.readAdState({ id });
+      const old = await this.commands.readAdState({ shard, id });
       return this.commands.indexAd({
+        shard,
         id,
         expected: old.version,
         type: input.type,
@@ -171,10 +194,12 @@ export class AdService {
   /** Deletes an ad, what it learned and what it spent today; false when there was none. */
   async deleteAd(input: { id: string }): Promise<boolean> {
     const id = checkAdId({ argument: 'id', value: input.id });
+    const shard = this.shardOf(id);
+    await this.ready();
     return this.onToday(Date.now(), (day) =>
       whileChanged(`ad "${id}"`, async () => {
-        const old = await this.commands.readAdState({ id });
-        return this.commands.deleteAd({ id, expected: old.version, day, ...old });
+        const old = await this.commands.readAdState({ shard, id });
+        return this.commands.deleteAd({ shard, id, expected: old.version, day, ...old });
       }),
     );
   }
@@ -185,10 +210,23 @@ export class AdService {
     return ad ?? null;
   }
 
-  /** Ads `ids` (null where none; ids are ones the service gave), one pipeline. */
+  /** Ads `ids` (null where none; ids are ones the service gave), one pipeline per shard. */
   async ads(input: { ids: readonly string[] }): Promise<(Ad | null)[]> {
     const { ids } = input;
-    const stored = await this.commands.readAds({ ids, day: dayOf(Date.now()) });
+    const day = dayOf(Date.now());
+    await this.ready();
+    const byShard = new Map<AdShard, number[]>();
+    ids.forEach((id, i) => {
+      const shard = this.shardOf(id);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), i]);
+    });
+    const stored = new Array<StoredAd | null>(ids.length);
+    await Promise.all(
+      [...byShard].map(async ([shard, at]) => {
+        const read = await this.commands.readAds({ shard, ids: at.map((i) => ids[i]!), day });
+        at.forEach((i, j) => (stored[i] = read[j]!));
+      }),
+    );
     return stored.map((s, i) => {
       if (!s) return null;
       const { spentToday, ...ad } = s;
@@ -202,7 +240,13 @@ export class AdService {
   async list(input: { first: number; after?: string | null }): Promise<Ad[]> {
     checkPage('first', input.first, ADS_PAGE.max);
     const after = input.after == null ? null : checkAdId({ argument: 'after', value: input.after });
-    const ids = await this.commands.listAds({ count: input.first, after });
+    await this.ready();
+    const ids = (
+      await Promise.all(this.shards.map((shard) => this.commands.listAds({ shard, count: input.first, after })))
+    )
+      .flat()
+      .sort((x, y) => (x < y ? -1 : 1)) // ids are ASCII: byte order, as each shard's ZRANGEBYLEX
+      .slice(0, input.first);
     return (await this.ads({ ids })).filter((ad) => ad !== null);
   }
 
@@ -214,6 +258,7 @@ export class AdService {
     const locations = checkLocations({ argument: 'locations', value: page.locations });
     const content = checkContent({ argument: 'content', value: page.content ?? '' });
     const words = [...new Set(wordsOf(content))].slice(0, PAGE_WORDS_MAX);
+    await this.ready();
     const now = Date.now();
     const minute = Math.floor(now / 60_000);
     const nonce = randomBytes(12).toString('base64url');
@@ -225,10 +270,13 @@ export class AdService {
       words,
       cap: this.options.frequencyCap,
       explore: this.options.exploration,
-      seed: randomInt(1, 2_147_483_647),
       task: this.learnTask(),
     };
-    const picked = await this.onToday(now, (day) => this.commands.targetAd({ ...args, day }));
+    const picked = await this.onToday(now, (day) =>
+      this.shards.length === 1
+        ? this.commands.targetAd({ ...args, shard: this.shards[0]!, day, seed: newSeed() })
+        : this.pickAndCommit({ ...args, day }),
+    );
     if (!picked) return null;
     const { adId, ecpm, explored, matchedTerms } = picked;
     return { targetingId: `${minute.toString(36)}.${nonce}`, adId, ecpm, explored, matchedTerms };
@@ -242,31 +290,125 @@ export class AdService {
     const match = TARGETING_ID.exec(input.targetingId);
     if (!match || !AD_ID.test(input.adId)) return false;
     const args = {
+      shard: this.shardOf(input.adId),
       minute: parseInt(match[1]!, 36),
       nonce: match[2]!,
       id: input.adId,
       action: input.action,
       task: this.learnTask(),
     };
+    await this.ready();
     return this.onToday(Date.now(), (day) => this.commands.recordClick({ ...args, day }));
   }
 
-  /** The worker's learning task: learns every pending ad again (the book's update_cpms), until `signal` aborts. */
-  async learnPending({ signal }: { signal: AbortSignal }): Promise<void> {
-    for (let batch = await this.pending(); batch.length > 0 && !signal.aborted; batch = await this.pending()) {
-      for (const id of batch) {
-        if (signal.aborted) return;
-        const result = await whileChanged(`ad "${id}"`, async () => {
-          const old = await this.commands.readAdState({ id });
-          return this.commands.learnAd({ id, expected: old.version, ...old });
-        });
-        if (isRefused(result)) throw new Error(`unexpected learnAd status ${result.refused}`);
+  /**
+   * The worker's learning task: learns every pending ad of `shard` (of every shard when none is named) again (the
+   * book's update_cpms), until `signal` aborts.
+   */
+  async learnPending({ signal, shard }: { signal: AbortSignal; shard?: AdShard }): Promise<void> {
+    await this.ready();
+    for (const s of shard ? [shard] : this.shards) {
+      const pending = () => this.commands.pendingAds({ shard: s, count: LEARN_BATCH });
+      for (let batch = await pending(); batch.length > 0 && !signal.aborted; batch = await pending()) {
+        const averages = await this.typeAverages();
+        const learned = new Set<AdType>();
+        for (const id of batch) {
+          if (signal.aborted) return;
+          const result = await whileChanged(`ad "${id}"`, async () => {
+            const old = await this.commands.readAdState({ shard: s, id });
+            return this.commands.learnAd({ shard: s, id, expected: old.version, ...old, averages });
+          });
+          if (isRefused(result)) throw new Error(`unexpected learnAd status ${result.refused}`);
+          if (result) learned.add(result);
+        }
+        // the other shards' ads explore and index with the same averages
+        const written = Object.fromEntries([...learned].map((t) => [t, averages[t]]));
+        await Promise.all(
+          this.shards
+            .filter((o) => o !== s)
+            .map((o) => this.commands.writeTypeAverages({ shard: o, averages: written })),
+        );
       }
     }
   }
 
-  private pending(): Promise<string[]> {
-    return this.commands.pendingAds({ count: LEARN_BATCH });
+  /**
+   * Every type's clicks (CPA: actions) per 1,000 views over all shards, a count never written counting as 1 (as
+   * the book).
+   */
+  private async typeAverages(): Promise<Record<AdType, number>> {
+    const counts = await Promise.all(this.shards.map((shard) => this.commands.typeCounts({ shard })));
+    const total = (field: string) => {
+      const found = counts.filter((c) => field in c);
+      return found.length === 0 ? 1 : found.reduce((sum, c) => sum + c[field]!, 0);
+    };
+    const averages = {} as Record<AdType, number>;
+    for (const t of AD_TYPES)
+      averages[t] = (1000 * total(`${t}:${t === 'CPA' ? 'actions' : 'clicks'}`)) / total(`${t}:views`);
+    return averages;
+  }
+
+  /**
+   * Resolves once the stored number of shards is this process's: ads placed in one shard (a standalone Redis) are
+   * not found among three (a cluster), so a process refuses to serve rather than look for them in the wrong shards.
+   */
+  private ready(): Promise<void> {
+    this.checked ??= this.commands
+      .claimShardCount({ count: this.shards.length })
+      .then((stored) => {
+        if (stored !== this.shards.length)
+          throw new Error(
+            `the ads were placed in ${stored} shards, this process has ${this.shards.length}: index them again under a new KEY_PREFIX`,
+          );
+      })
+      .catch((err: unknown) => {
+        this.checked = null;
+        throw err;
+      });
+    return this.checked;
+  }
+
+  /** The shard of ad `id` (whose keys tests read). */
+  shardOf(id: string): AdShard {
+    return this.shards[crc32(id) % this.shards.length]!;
+  }
+
+  /**
+   * A targeting over several shards: a pick in each (nothing written), then the best pick (by its sampled score with
+   * exploration, ties to the greater id) committed in its shard, which records its view only if the viewer's cap and
+   * its budgets still allow; when they do not, that shard picks again. Whatever stops between the steps leaves no
+   * write: every write of a view is the commit's one script.
+   */
+  private async pickAndCommit(
+    args: Omit<Parameters<AdCommands['pickAd']>[0], 'shard' | 'seed'>,
+  ): Promise<Targeting | null | Refused> {
+    const pickIn = (shard: AdShard) => this.commands.pickAd({ ...args, shard, seed: newSeed() });
+    const picks = await Promise.all(this.shards.map(pickIn));
+    for (let commits = 0; commits < COMMITS_MAX; commits++) {
+      const refusal = picks.find(isRefused);
+      if (refusal) return refusal;
+      const found = picks as (Pick | null)[];
+      const choice = bestOf(
+        found,
+        (p) => p.choice.rank,
+        (p) => p.choice.adId,
+      );
+      if (choice === null) return null;
+      const { adId } = found[choice]!.choice;
+      const book =
+        found[
+          bestOf(
+            found,
+            (p) => p.book.ecpm,
+            (p) => p.book.adId,
+          )!
+        ]!.book;
+      const committed = await this.commands.commitAd({ ...args, shard: this.shards[choice]!, seed: 1, adId });
+      if (committed !== null) return isRefused(committed) ? committed : { ...committed, explored: adId !== book.adId };
+      picks[choice] = await pickIn(this.shards[choice]!);
+    }
+    this.log.warn({ commits: COMMITS_MAX }, 'ads: every commit of a targeting was refused; no ad served');
+    return null;
   }
 
   private learnTask(): string {
@@ -287,6 +429,20 @@ export class AdService {
     if (isRefused(result)) throw new Error(`unexpected ads script status ${result.refused}`);
     return result;
   }
+}
+
+/** A seed of exploration's generator (targetAd.lua): 1 .. 2^31 - 2. */
+const newSeed = () => randomInt(1, 2_147_483_647);
+
+/** The index of the best of `picks` (null where none) by `score`, ties to the greater id; null when all are null. */
+function bestOf(picks: readonly (Pick | null)[], score: (p: Pick) => number, id: (p: Pick) => string): number | null {
+  let best: number | null = null;
+  picks.forEach((p, i) => {
+    if (p === null) return;
+    const q = best === null ? null : picks[best]!;
+    if (q === null || score(p) > score(q) || (score(p) === score(q) && id(p) > id(q))) best = i;
+  });
+  return best;
 }
 
 /** A positive amount up to AMOUNT_MAX (null when not given). */

@@ -1,7 +1,6 @@
 /** The ads domain: ads indexed by admins, targeted for anyone's pages, learning from clicks in worker tasks. */
 import DataLoader from 'dataloader';
 import { adCommands } from '../../redis/ads/commands.js';
-import { ADS_QUEUE } from '../../redis/ads/keys.js';
 import type { QueueService } from '../coordination/queues.js';
 import type { Base, Domain } from '../shared/domain.js';
 import { AdService, LEARN_ADS, type Ad } from './ads.js';
@@ -19,10 +18,13 @@ export function createAds(
   return {
     services: { ads },
     loaders: () => ({ ads: new DataLoader((ids) => ads.ads({ ids })) }),
-    // one learning task at a time: each learns every pending ad
-    handlers: [
-      { queue: ADS_QUEUE, name: LEARN_ADS, concurrency: 1, run: (_args, { signal }) => ads.learnPending({ signal }) },
-    ],
+    // one learning task at a time in each shard (its own queue): each learns every pending ad of the shard
+    handlers: ads.shards.map((shard) => ({
+      queue: shard.adQueue,
+      name: LEARN_ADS,
+      concurrency: 1,
+      run: (_args: unknown, { signal }: { signal: AbortSignal }) => ads.learnPending({ signal, shard }),
+    })),
     // and, every minute, ads left pending by a task that ran out of attempts
     jobs: [{ name: LEARN_ADS, everyMs: 60_000, run: (signal) => ads.learnPending({ signal }) }],
   };
