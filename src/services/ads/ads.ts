@@ -8,7 +8,6 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { isIPv6 } from 'node:net';
-import { crc32 } from 'node:zlib';
 import type { Logger } from 'pino';
 import { badInput, notFound } from '../../errors.js';
 import {
@@ -25,6 +24,7 @@ import type { QueueService } from '../coordination/queues.js';
 import { wordsOf } from '../documents/text.js';
 import { whileChanged } from '../shared/changes.js';
 import { checkPage, type Page } from '../shared/paging.js';
+import { Shards } from '../shared/shards.js';
 import { codePoints, userText } from '../shared/text.js';
 
 export { AD_TYPES, type AdType };
@@ -145,15 +145,21 @@ export interface AdDeps {
 export class AdService {
   /** Where ads live: an ad in shard crc32(id) mod their number. */
   readonly shards: readonly AdShard[];
+  private readonly placement: Shards<AdShard>;
   private readonly commands: AdCommands;
   private readonly queues: QueueService;
   private readonly options: AdOptions;
   private readonly log: Logger;
-  private checked: Promise<void> | null = null;
 
   constructor(deps: AdDeps) {
     ({ commands: this.commands, queues: this.queues, options: this.options, log: this.log } = deps);
-    this.shards = this.commands.shards;
+    this.placement = new Shards({
+      all: this.commands.shards,
+      claimCount: (a) => this.commands.claimShardCount(a),
+      refusal: ({ stored, count }) =>
+        `the ads were placed in ${stored} shards, this process has ${count}: index them again under a new KEY_PREFIX`,
+    });
+    this.shards = this.placement.all;
   }
 
   /** Creates or replaces an ad (an admin's: the schema's scope checks); what it learned is kept. */
@@ -167,7 +173,7 @@ export class AdService {
     const terms = [...new Set(wordsOf(checkContent({ argument: 'input.content', value: input.content })))];
     const task = this.learnTask();
     const shard = this.shardOf(id);
-    await this.ready();
+    await this.placement.ready();
     const result = await whileChanged(`ad "${id}"`, async () => {
       const old = await this.commands.readAdState({ shard, id });
       return this.commands.indexAd({
@@ -195,7 +201,7 @@ export class AdService {
   async deleteAd(input: { id: string }): Promise<boolean> {
     const id = checkAdId({ argument: 'id', value: input.id });
     const shard = this.shardOf(id);
-    await this.ready();
+    await this.placement.ready();
     return this.onToday(Date.now(), (day) =>
       whileChanged(`ad "${id}"`, async () => {
         const old = await this.commands.readAdState({ shard, id });
@@ -214,17 +220,12 @@ export class AdService {
   async ads(input: { ids: readonly string[] }): Promise<(Ad | null)[]> {
     const { ids } = input;
     const day = dayOf(Date.now());
-    await this.ready();
-    const byShard = new Map<AdShard, number[]>();
-    ids.forEach((id, i) => {
-      const shard = this.shardOf(id);
-      byShard.set(shard, [...(byShard.get(shard) ?? []), i]);
-    });
+    await this.placement.ready();
     const stored = new Array<StoredAd | null>(ids.length);
     await Promise.all(
-      [...byShard].map(async ([shard, at]) => {
-        const read = await this.commands.readAds({ shard, ids: at.map((i) => ids[i]!), day });
-        at.forEach((i, j) => (stored[i] = read[j]!));
+      [...this.placement.group(ids)].map(async ([shard, group]) => {
+        const read = await this.commands.readAds({ shard, ids: group.ids, day });
+        group.at.forEach((i, j) => (stored[i] = read[j]!));
       }),
     );
     return stored.map((s, i) => {
@@ -240,7 +241,7 @@ export class AdService {
   async list(input: { first: number; after?: string | null }): Promise<Ad[]> {
     checkPage('first', input.first, ADS_PAGE.max);
     const after = input.after == null ? null : checkAdId({ argument: 'after', value: input.after });
-    await this.ready();
+    await this.placement.ready();
     const ids = (
       await Promise.all(this.shards.map((shard) => this.commands.listAds({ shard, count: input.first, after })))
     )
@@ -258,7 +259,7 @@ export class AdService {
     const locations = checkLocations({ argument: 'locations', value: page.locations });
     const content = checkContent({ argument: 'content', value: page.content ?? '' });
     const words = [...new Set(wordsOf(content))].slice(0, PAGE_WORDS_MAX);
-    await this.ready();
+    await this.placement.ready();
     const now = Date.now();
     const minute = Math.floor(now / 60_000);
     const nonce = randomBytes(12).toString('base64url');
@@ -297,7 +298,7 @@ export class AdService {
       action: input.action,
       task: this.learnTask(),
     };
-    await this.ready();
+    await this.placement.ready();
     return this.onToday(Date.now(), (day) => this.commands.recordClick({ ...args, day }));
   }
 
@@ -306,7 +307,7 @@ export class AdService {
    * book's update_cpms), until `signal` aborts.
    */
   async learnPending({ signal, shard }: { signal: AbortSignal; shard?: AdShard }): Promise<void> {
-    await this.ready();
+    await this.placement.ready();
     for (const s of shard ? [shard] : this.shards) {
       const pending = () => this.commands.pendingAds({ shard: s, count: LEARN_BATCH });
       for (let batch = await pending(); batch.length > 0 && !signal.aborted; batch = await pending()) {
@@ -348,29 +349,9 @@ export class AdService {
     return averages;
   }
 
-  /**
-   * Resolves once the stored number of shards is this process's: ads placed in one shard (a standalone Redis) are
-   * not found among three (a cluster), so a process refuses to serve rather than look for them in the wrong shards.
-   */
-  private ready(): Promise<void> {
-    this.checked ??= this.commands
-      .claimShardCount({ count: this.shards.length })
-      .then((stored) => {
-        if (stored !== this.shards.length)
-          throw new Error(
-            `the ads were placed in ${stored} shards, this process has ${this.shards.length}: index them again under a new KEY_PREFIX`,
-          );
-      })
-      .catch((err: unknown) => {
-        this.checked = null;
-        throw err;
-      });
-    return this.checked;
-  }
-
   /** The shard of ad `id` (whose keys tests read). */
   shardOf(id: string): AdShard {
-    return this.shards[crc32(id) % this.shards.length]!;
+    return this.placement.of(id);
   }
 
   /**
