@@ -9,6 +9,8 @@ import { z } from 'zod';
 const DOCUMENT_BYTES_DEFAULT = 256 * 1024;
 /** APQ_MAX_DOCUMENT_BYTES when unset, lowered to MAX_REQUEST_BYTES when that is smaller. */
 const APQ_DOCUMENT_BYTES_DEFAULT = 16 * 1024;
+/** ADS_SHARDS when unset on a cluster (one shard on any other Redis): one on each master of three (docs/ads.md). */
+const AD_SHARDS_ON_A_CLUSTER = 3;
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const list = z
@@ -119,6 +121,7 @@ const EnvSchema = z.object({
 
   ADS_EXPLORATION: z.enum(['on', 'off']).default('on'),
   ADS_FREQUENCY_CAP: intFrom(0, 1_000_000).default(20),
+  ADS_SHARDS: intFrom(1, 256).optional(),
 
   CACHE_TTL_JITTER: z.coerce.number().min(0).max(0.5).default(0.1),
   CACHE_NEGATIVE_TTL_MS: z
@@ -293,6 +296,8 @@ export interface Config {
     exploration: boolean;
     /** Views of one ad one viewer gets a day; 0: no cap. */
     frequencyCap: number;
+    /** Shards the ads are placed in (hash tags); set once: ads placed under one number are not found under another. */
+    shards: number;
   };
 }
 
@@ -429,7 +434,11 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       documentBytes: e.MAX_DOCUMENT_BYTES ?? Math.min(DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
     leases: { perUser: e.LEASES_PER_USER_MAX, waitsPerUser: e.LEASE_WAITS_PER_USER_MAX },
-    ads: { exploration: e.ADS_EXPLORATION === 'on', frequencyCap: e.ADS_FREQUENCY_CAP },
+    ads: {
+      exploration: e.ADS_EXPLORATION === 'on',
+      frequencyCap: e.ADS_FREQUENCY_CAP,
+      shards: e.ADS_SHARDS ?? (redis.kind === 'cluster' ? AD_SHARDS_ON_A_CLUSTER : 1),
+    },
     cache: {
       ttlJitter: e.CACHE_TTL_JITTER,
       negativeTtlMs: e.CACHE_NEGATIVE_TTL_MS,

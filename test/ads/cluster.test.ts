@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { adCommands } from '../../src/redis/ads/commands.js';
-import { AD_SHARD_TAGS, adKeys } from '../../src/redis/ads/keys.js';
+import { adKeys, adShardTag } from '../../src/redis/ads/keys.js';
 import { keyspace } from '../../src/redis/keys.js';
 import { isRefused } from '../../src/redis/status.js';
 import { postGraphQL, prefixMemory, redisEnv, startTestApp, type TestApp } from '../support/app.js';
@@ -46,7 +46,7 @@ async function adsState(t: TestApp): Promise<Record<string, string>> {
 describe.runIf(inject('redis').kind === 'cluster')('ads on the three-master cluster', () => {
   it('the shards sit on the three masters, and each master does a share of the targeting work', async () => {
     const { t, index } = await withAdmin({ ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '0', RATE_LIMIT_PER_MINUTE: '0' });
-    expect(t.app.services.ads.shards.map((s) => s.adQueue)).toEqual([...AD_SHARD_TAGS]);
+    expect(t.app.services.ads.shards.map((s) => s.adQueue)).toEqual([0, 1, 2].map(adShardTag));
     for (let i = 0; i < 90; i++)
       await index({
         id: `share${i}`,
@@ -86,9 +86,12 @@ describe.runIf(inject('redis').kind === 'cluster')('ads on the three-master clus
   });
 });
 
+/** ADS_SHARDS=3 on both projects: a standalone Redis runs the targeting in steps too. */
+const SHARDS = { ADS_SHARDS: '3' };
+
 describe('a targeting in steps', () => {
   it('a pick writes nothing, and a commit refused because another caller took the cap writes nothing', async () => {
-    const { t, index } = await withAdmin({ ADS_EXPLORATION: 'off', ADS_FREQUENCY_CAP: '1' });
+    const { t, index } = await withAdmin({ ...SHARDS, ADS_EXPLORATION: 'off', ADS_FREQUENCY_CAP: '1' });
     await index({ id: 'step1', locations: ['Steps'], content: '', type: 'CPM', value: 2000 });
     await index({ id: 'step2', locations: ['Steps'], content: '', type: 'CPM', value: 1000 });
     const commands = adCommands(t.redis, keyspace(t.config.keyPrefix));
@@ -107,7 +110,8 @@ describe('a targeting in steps', () => {
       task: '{}',
     };
     const before = await adsState(t);
-    const picks = await Promise.all(commands.shards.map((shard) => commands.pickAd({ ...args, shard })));
+    const { shards } = t.app.services.ads;
+    const picks = await Promise.all(shards.map((shard) => commands.pickAd({ ...args, shard })));
     // a gateway that dies after its picks leaves nothing
     expect(await adsState(t)).toEqual(before);
     const at = picks.findIndex((p) => p !== null && !isRefused(p) && p.choice.adId === 'step1');
@@ -115,7 +119,7 @@ describe('a targeting in steps', () => {
     // meanwhile another targeting for the same viewer takes step1's cap
     expect((await t.app.services.ads.targetAd(viewer, { locations: ['Steps'] }))?.adId).toBe('step1');
     const taken = await adsState(t);
-    expect(await commands.commitAd({ ...args, shard: commands.shards[at]!, adId: 'step1' })).toBeNull();
+    expect(await commands.commitAd({ ...args, shard: shards[at]!, adId: 'step1' })).toBeNull();
     expect(await adsState(t)).toEqual(taken);
     // a targeting whose commit is refused picks again: the next ad, then none
     expect((await t.app.services.ads.targetAd(viewer, { locations: ['Steps'] }))?.adId).toBe('step2');
@@ -123,12 +127,12 @@ describe('a targeting in steps', () => {
   });
 
   it('exploration across shards: a close second in another shard is seen, and `explored` says so', async () => {
-    const { t, index } = await withAdmin({ ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '0' });
+    const { t, index } = await withAdmin({ ...SHARDS, ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '0' });
     // on the cluster "best" is in the third shard, "close" in the first
     await index({ id: 'best', locations: ['Across'], content: '', type: 'CPC', value: 1 });
     await index({ id: 'close', locations: ['Across'], content: '', type: 'CPC', value: 0.9 });
     const ads = t.app.services.ads;
-    if (ads.shards.length > 1) expect(ads.shardOf('best')).not.toBe(ads.shardOf('close'));
+    expect(ads.shardOf('best')).not.toBe(ads.shardOf('close'));
     const served = [];
     for (let i = 0; i < 100; i++)
       served.push((await ads.targetAd({ username: `across${i}`, address: '127.0.0.1' }, { locations: ['Across'] }))!);
@@ -151,7 +155,7 @@ describe('a targeting in steps', () => {
   });
 
   it('a gateway killed while its targetings wait on paused servers leaves caps, budgets and counts exact', async () => {
-    const env = { ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '2', RATE_LIMIT_PER_MINUTE: '0' };
+    const env = { ...SHARDS, ADS_EXPLORATION: 'on', ADS_FREQUENCY_CAP: '2', RATE_LIMIT_PER_MINUTE: '0' };
     const { t, index } = await withAdmin(env);
     const ids = Array.from({ length: 6 }, (_, i) => `killed${i}`);
     // CPM at 1000 per 1,000 views: a view costs 1, so a budget of 5 is 5 views

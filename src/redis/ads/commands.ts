@@ -2,12 +2,11 @@
  * The ads domain's door to Redis: its scripts and reads, each in one shard (`shard`, one of `shards`: every key of a
  * shard on its slot). The services of src/services/ads/ reach Redis only through the object adCommands() returns.
  */
-import { Cluster } from 'ioredis';
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import { script } from '../scripts.js';
 import { refused, STATUS, type Refused } from '../status.js';
-import { AD_SHARD_TAGS, adKeys, type AdKeys } from './keys.js';
+import { adKeys, adShardTag, type AdKeys } from './keys.js';
 
 const indexAdScript = script<number>('indexAd');
 const deleteAdScript = script<number>('deleteAd');
@@ -113,8 +112,10 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
     return { adId, ecpm: Number(ecpm), explored: explored === 1, matchedTerms };
   };
   return {
-    /** The shards: the first alone on a standalone Redis, one on each third of the slots on a cluster. */
-    shards: (redis instanceof Cluster ? AD_SHARD_TAGS : AD_SHARD_TAGS.slice(0, 1)).map((tag) => adKeys(space, tag)),
+    /** The `count` shards (ADS_SHARDS), shard n at n. */
+    shards(a: { count: number }): AdShard[] {
+      return Array.from({ length: a.count }, (_, n) => adKeys(space, adShardTag(n)));
+    },
 
     /** The number of shards the ads were placed in (kept in the first shard): `count` when there are none yet. */
     async claimShardCount({ count }: { count: number }): Promise<number> {

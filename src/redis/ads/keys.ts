@@ -11,14 +11,15 @@ import type { Keyspace } from '../keys.js';
 export type AdKeys = ReturnType<typeof adKeys>;
 
 /**
- * The shards' hash tags, shard n at n; each is also the name of the shard's learning queue. A standalone Redis has
- * the first only; a cluster all three, whose slots (9537, 14142, 1885) fall in the three thirds of the slot space,
- * one on each master of a cluster whose slots are split evenly over three (what `redis-cli --cluster create` does;
- * test/ads/cluster.test.ts checks it).
+ * Shard n's hash tag, also the name of its learning queue: `ads`, then `ads-1`, `ads-2`, ... The first three's slots
+ * (9537, 14142, 1885) fall in the three thirds of the slot space, one on each master of a cluster whose slots are
+ * split evenly over three (what `redis-cli --cluster create` does; test/ads/cluster.test.ts checks it).
  */
-export const AD_SHARD_TAGS = ['ads', 'ads-1', 'ads-2'] as const;
+export function adShardTag(n: number): string {
+  return n === 0 ? 'ads' : `ads-${n}`;
+}
 
-export function adKeys(space: Keyspace, tag: string = AD_SHARD_TAGS[0]) {
+export function adKeys(space: Keyspace, tag: string = adShardTag(0)) {
   const k = (...parts: string[]) => space.key('ads', tag, ...parts);
   const { ready, delayed } = coordinationKeys(space).queue(tag);
   return {
@@ -31,7 +32,7 @@ export function adKeys(space: Keyspace, tag: string = AD_SHARD_TAGS[0]) {
     ids: k('ids'),
     /** hash: locations (JSON), terms (space-separated), ver (the change counter at the ad's last change) */
     meta: (id: string) => k('meta', id),
-    /** string, in the first shard: how many shards the ads were placed in (one standalone, three on a cluster) */
+    /** string, in the first shard: how many shards the ads were placed in (ADS_SHARDS) */
     adShardCount: k('shardCount'),
     /** string: the change counter, one for every ad of the shard, so that a version never comes back after a delete */
     version: k('version'),

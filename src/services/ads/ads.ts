@@ -133,6 +133,8 @@ export interface AdOptions {
   exploration: boolean;
   /** Views of one ad one viewer gets a UTC day (ADS_FREQUENCY_CAP); 0: no cap. */
   frequencyCap: number;
+  /** Shards the ads are placed in (ADS_SHARDS). */
+  shards: number;
 }
 
 export interface AdDeps {
@@ -154,7 +156,7 @@ export class AdService {
   constructor(deps: AdDeps) {
     ({ commands: this.commands, queues: this.queues, options: this.options, log: this.log } = deps);
     this.placement = new Shards({
-      all: this.commands.shards,
+      all: this.commands.shards({ count: this.options.shards }),
       claimCount: (a) => this.commands.claimShardCount(a),
       refusal: ({ stored, count }) =>
         `the ads were placed in ${stored} shards, this process has ${count}: index them again under a new KEY_PREFIX`,
