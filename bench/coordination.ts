@@ -159,8 +159,10 @@ function countdown(n: number, what: string) {
 // depth 2. Redisson, the seed's reentrant lock, is Java: the baselines are redis-semaphore's Mutex (the Node lock the
 // plain lock is held to), which re-enters only by refreshing a lock taken with the same identifier
 // (`acquiredExternally`) and keeps no depth, so its nested pair is acquire, re-acquire, one release; and our plain
-// lock, which cannot re-enter at all. Every pair checks its answers: the depth each step reports, the same fencing
-// token inside, a release that found its lease.
+// lock, which cannot re-enter at all. Every pair checks its answers: the depth each step reports, the same lease
+// inside, a release that found its lease. Neither side draws a fencing token (ours draws one only when asked,
+// `fence(lease)`, as the plain lock). Ours counts a re-entry in the process that holds the lock without a round trip
+// (docs/coordination.md), so its nested pair is two round trips against redis-semaphore's three.
 
 function reentrantCases(services: ReturnType<typeof createServices>, semClient: Redis): Case[] {
   const locks = services.reentrantLocks;
@@ -173,7 +175,7 @@ function reentrantCases(services: ReturnType<typeof createServices>, semClient: 
           throw new Error(`ours: ${tag} at depth 1 got ${JSON.stringify(outer)}`);
         if (depth === 2) {
           const inner = await locks.acquire({ name: tag, owner, leaseMs: LEASE_MS });
-          if (!isLease(inner) || inner.depth !== 2 || inner.fence !== outer.fence)
+          if (!isLease(inner) || inner.depth !== 2 || inner.token !== outer.token)
             throw new Error(`ours: ${tag} re-entered got ${JSON.stringify(inner)}`);
           if ((await locks.release(inner)) !== 1) throw new Error(`ours: ${tag}'s inner release did not leave depth 1`);
         }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, createRedlockClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
-import { reentrantAcquired, type ReentrantBusy, type ReentrantHeld, type ReentrantReply } from '../reentrant.js';
+import { reentrantEntered, type ReentrantBusy, type ReentrantEntry, type ReentrantReply } from '../reentrant.js';
 import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
@@ -26,6 +26,7 @@ const handOffRedlockScript = script<0 | 1>('handOffRedlock');
 const acquireReentrantScript = script<ReentrantReply>('acquireReentrant');
 const releaseReentrantScript = script<number>('releaseReentrant');
 const extendReentrantScript = script<0 | 1>('extendReentrant');
+const fenceReentrantScript = script<number>('fenceReentrant');
 const acquireSemaphoreScript = script<0 | 1>('acquireSemaphore');
 const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
@@ -290,7 +291,9 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * Takes reentrant lock `name` for `owner` (a new lease with `token`), or enters it once more when `owner` holds
      * it; refused, the holder and the ms left on its lease (a caller that `waits` is registered, so the release
      * rings; `others`: others of this process wait, so it is taken registered), or `unconfirmed` when the replicas
-     * did not confirm a new holder in time (it was given back).
+     * did not confirm a new holder in time (it was given back). A `first` try with no `others` is one SET NX PX (a
+     * free lock is taken at depth 1 with fencing token 0, drawn on demand by fenceReentrant); a lock it finds held,
+     * and every other try, go through acquireReentrant.lua.
      */
     async acquireReentrant(a: {
       name: string;
@@ -299,16 +302,39 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       leaseMs: number;
       waits: boolean;
       others: boolean;
-    }): Promise<ReentrantHeld | ReentrantBusy | 'unconfirmed'> {
+      first: boolean;
+    }): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
       const lock = k.reentrant(a.name);
-      const reply = await acquireReentrantScript(
-        redis,
-        [lock.lock, lock.fences],
-        [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+      let taken: ReentrantEntry | ReentrantBusy | undefined;
+      // With GET, a refused SET NX answers the holder's value, and a take answers null (Redis 7).
+      if (
+        a.first &&
+        !a.others &&
+        (await redis.set(lock.lock, `${a.owner} ${a.token} 1 0`, 'PX', a.leaseMs, 'NX', 'GET')) === null
+      )
+        taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
+      taken ??= reentrantEntered(
+        await acquireReentrantScript(
+          redis,
+          [lock.lock],
+          [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+        ),
+        a.owner,
       );
-      const taken = reentrantAcquired(reply, a.owner);
       if (!('token' in taken) || taken.depth > 1 || (await replicated(lock.lock))) return taken;
       await releaseReentrantScript(redis, [lock.lock], [taken.token, lock.bell]);
+      return 'unconfirmed';
+    },
+
+    /**
+     * The fencing token of the holder `token` of reentrant lock `name`: drawn the first time it asks, the same for
+     * as long as the same owner holds it (re-entries included), higher than any an earlier holder drew; 0 when the
+     * lease had ended, or `unconfirmed` when the replicas did not confirm a new one in time.
+     */
+    async fenceReentrant(a: { name: string; token: string }): Promise<number | 'unconfirmed'> {
+      const lock = k.reentrant(a.name);
+      const fence = await fenceReentrantScript(redis, [lock.lock, lock.fences], [a.token]);
+      if (fence === 0 || (await replicated(lock.fences))) return fence;
       return 'unconfirmed';
     },
 

@@ -4,7 +4,8 @@
 -- (owners and tokens have no spaces and no '+'). One string rather than a hash: the doorbell poller reads a
 -- watched head with GET, so the lock's own key is the head its waiters watch, and every move of it (a new holder,
 -- a release, an expiry) is one they see. `fence` is the holder's fencing token, taken from a counter when the
--- holder changes and kept while the same owner re-enters.
+-- holder changes (or, for the coordination domain's locks, when the holder first asks: 0 until then) and kept while
+-- the same owner re-enters. A free lock is also taken without a script, by SET NX PX of "<owner> <token> 1 0".
 --- @include lib/lock
 
 -- The lock's state, or nil when it is free.
@@ -41,13 +42,14 @@ end
 
 -- Takes the lock for `owner`, or enters it once more when `owner` holds it already (its lease then ends `leaseMs`
 -- from now unless it ended later: a re-entry never shortens it). A new holder gets `token` and the next `fence`
--- from the counter `fences`; `others` ('1': this process has other waiters) marks it waited for. Refused, a caller
+-- from the counter `fences` (with `fences` false, fence 0: drawn when it asks, reentrantFence); `others` ('1': this process has other waiters) marks it waited for. Refused, a caller
 -- that `waits` ('1') marks it, so that its release rings the doorbell.
 -- Returns {1, fence, token, depth, ms left on the lease} when held, else {0, ms left on the holder's lease, holder}.
 local function reentrantAcquire(lock, fences, owner, token, leaseMs, waits, others)
   local held = reentrantRead(lock)
   if not held then
-    held = { owner = owner, token = token, depth = 1, fence = redis.call('INCR', fences), waited = others == '1' }
+    local fence = fences and redis.call('INCR', fences) or 0
+    held = { owner = owner, token = token, depth = 1, fence = fence, waited = others == '1' }
     reentrantWrite(lock, held, leaseMs)
     return { 1, held.fence, held.token, 1, tonumber(leaseMs) }
   end
@@ -101,6 +103,20 @@ local function reentrantExtend(lock, token, leaseMs)
     redis.call('PEXPIRE', lock, leaseMs)
   end
   return held
+end
+
+-- The fencing token of the holder `token`, drawn from the counter `fences` the first time it asks and kept until the
+-- holder changes. Returns it (> 0), or 0 when `token` does not hold the lock (nothing written).
+local function reentrantFence(lock, fences, token)
+  local held = reentrantHeldBy(lock, token)
+  if not held then
+    return 0
+  end
+  if held.fence == '0' then
+    held.fence = redis.call('INCR', fences)
+    reentrantWrite(lock, held, nil)
+  end
+  return tonumber(held.fence)
 end
 
 -- Whether a write that shows lease token `token` ('' for none) may go on under the lock: when the lock is free and
