@@ -133,8 +133,13 @@ export interface BlockingTakes {
  */
 export function coordinationCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait, log: Logger) {
   const k = coordinationKeys(space);
-  /** A take the replicas confirmed: `taken`; else it is given back: `unconfirmed`. */
-  const keepTake = async (lock: { owner: string; bell: string }, token: string) => {
+  /**
+   * A take the replicas confirmed: `taken`; else it is given back: `unconfirmed`. Without replicas to wait for, at
+   * once (no promise: the sequential take's answer is one microtask sooner).
+   */
+  const keepTake = (lock: { owner: string; bell: string }, token: string) =>
+    replicated.replicas === 0 ? ('taken' as const) : confirmTake(lock, token);
+  const confirmTake = async (lock: { owner: string; bell: string }, token: string) => {
     if (await replicated(lock.owner)) return 'taken' as const;
     await releaseLockScript(redis, [lock.owner], [token, lock.bell]);
     return 'unconfirmed' as const;
@@ -321,7 +326,8 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
         ),
         a.owner,
       );
-      if (!('token' in taken) || taken.depth > 1 || (await replicated(lock.lock))) return taken;
+      if (!('token' in taken) || taken.depth > 1 || replicated.replicas === 0 || (await replicated(lock.lock)))
+        return taken;
       await releaseReentrantScript(redis, [lock.lock], [taken.token, lock.bell]);
       return 'unconfirmed';
     },

@@ -160,11 +160,12 @@ export class ReentrantLockService {
       poller: deps.poller,
       takes: {
         head: (name) => store.head(name),
-        acquire: async (a) => {
+        acquire: (a) => {
           const sentAt = performance.now();
-          const result = await store.acquire(a);
-          if (isHeld(result)) this.entered(a.name, result, sentAt);
-          return result;
+          return store.acquire(a).then((result) => {
+            if (isHeld(result)) this.entered(a.name, result, sentAt);
+            return result;
+          });
         },
       },
     });
@@ -196,20 +197,21 @@ export class ReentrantLockService {
    * Leaves the lock once: the depth left (0: free, a waiter rung), -1 when the lease had already ended. Entries
    * counted here are left here; the last one of this process goes to Redis.
    */
-  async release(lease: { name: string; token: string }): Promise<number> {
+  release(lease: { name: string; token: string }): Promise<number> {
     const { name, token } = lease;
     const holding = this.holdings.get(name);
     if (holding?.token === token) {
-      if (holding.local > 0) return holding.depth + --holding.local;
+      if (holding.local > 0) return Promise.resolve(holding.depth + --holding.local);
       if (--holding.remote === 0) this.holdings.delete(name);
     }
-    const left = await this.store.release({ name, token });
-    const now = this.holdings.get(name);
-    if (now?.token === token) {
-      if (left < 0) this.holdings.delete(name);
-      else now.depth = left;
-    }
-    return left;
+    return this.store.release({ name, token }).then((left) => {
+      const now = this.holdings.get(name);
+      if (now?.token === token) {
+        if (left < 0) this.holdings.delete(name);
+        else now.depth = left;
+      }
+      return left;
+    });
   }
 
   /** Gives the lease `leaseMs` from now (as the plain lock's extend). */
