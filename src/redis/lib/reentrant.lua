@@ -8,14 +8,19 @@
 -- the same owner re-enters. A free lock is also taken without a script, by SET NX PX of "<owner> <token> 1 0".
 --- @include lib/lock
 
+-- The state a lock's value says.
+local function reentrantParse(value)
+  local owner, token, depth, fence, mark = string.match(value, '^(%S+) (%S+) (%d+) (%d+)(%+?)$')
+  return { owner = owner, token = token, depth = tonumber(depth), fence = fence, waited = mark ~= '' }
+end
+
 -- The lock's state, or nil when it is free.
 local function reentrantRead(lock)
   local value = redis.call('GET', lock)
   if not value then
     return nil
   end
-  local owner, token, depth, fence, mark = string.match(value, '^(%S+) (%S+) (%d+) (%d+)(%+?)$')
-  return { owner = owner, token = token, depth = tonumber(depth), fence = fence, waited = mark ~= '' }
+  return reentrantParse(value)
 end
 
 -- Writes `held` with a lease of `leaseMs` from now, or (leaseMs nil) keeping the lease it has.
@@ -83,16 +88,19 @@ end
 -- someone waits: "<lock> free:<token>", a value no GET returns).
 -- Returns the depth left (0: free), or -1 when `token` does not hold it (nothing written).
 local function reentrantRelease(lock, token, bell)
-  local held = reentrantHeldBy(lock, token)
-  if not held then
+  local value = redis.call('GET', lock)
+  -- The token and the depth only: the usual last release (depth 1) parses no more of it.
+  local holder, depth = string.match(value or '', '^%S+ (%S+) (%d+) ')
+  if holder ~= token then
     return -1
   end
-  held.depth = held.depth - 1
-  if held.depth > 0 then
+  if depth ~= '1' then
+    local held = reentrantParse(value)
+    held.depth = held.depth - 1
     reentrantWrite(lock, held, nil)
     return held.depth
   end
-  reentrantFree(lock, held, bell)
+  reentrantFree(lock, { token = token, waited = waitedFor(value) }, bell)
   return 0
 end
 
