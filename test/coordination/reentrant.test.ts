@@ -179,6 +179,28 @@ describe('reentrant locks', () => {
     expect(await locks.release(outer)).toBe(0);
   });
 
+  it('reentrant: a release of a re-entry counted in the process reports a lease that ran out under it, and one still held after its known end', async () => {
+    const locks = t.app.services.reentrantLocks;
+    const name = uniqueName('expired');
+    const outer = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    const inner = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    expect(inner.depth).toBe(2);
+    await sleep(500); // past the lease
+    expect(await locks.release(inner)).toBe(-1);
+    expect(await locks.release(outer)).toBe(-1);
+    const bob = held(await locks.acquire({ name, owner: 'bob', leaseMs: 10_000 }));
+    expect(await locks.release(bob)).toBe(0);
+
+    // Lengthened where this process did not see it (as by the owner's re-entry in another process): still held.
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const first = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    const second = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    await t.redis.pexpire(key, 10_000);
+    await sleep(500);
+    expect(await locks.release(second)).toBe(1);
+    expect(await locks.release(first)).toBe(0);
+  });
+
   it("reentrant: once the lease is lost, the owner's next acquire in the same process does not re-enter it", async () => {
     const locks = t.app.services.reentrantLocks;
     const name = uniqueName('lost');

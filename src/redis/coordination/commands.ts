@@ -6,7 +6,13 @@ import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, createRedlockClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
-import { reentrantEntered, type ReentrantBusy, type ReentrantEntry, type ReentrantReply } from '../reentrant.js';
+import {
+  reentrantEntered,
+  reentrantState,
+  type ReentrantBusy,
+  type ReentrantEntry,
+  type ReentrantReply,
+} from '../reentrant.js';
 import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
@@ -342,6 +348,11 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       const fence = await fenceReentrantScript(redis, [lock.lock, lock.fences], [a.token]);
       if (fence === 0 || (await replicated(lock.fences))) return fence;
       return 'unconfirmed';
+    },
+
+    /** Whether `token` holds reentrant lock `name` (one GET: a lease that ended reads as not held). */
+    async holdsReentrant(a: { name: string; token: string }): Promise<boolean> {
+      return reentrantState(await redis.get(k.reentrant(a.name).lock), 0)?.token === a.token;
     },
 
     /** Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone waits), -1 when its lease had ended. */

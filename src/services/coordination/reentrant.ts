@@ -64,6 +64,8 @@ export interface ReentrantStore extends ReentrantTakes<object, never, ReentrantE
   /** The depth left (0: free), -1 when the lease had ended. */
   release(a: { name: string; token: string }): Promise<number>;
   extend(a: { name: string; token: string; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'>;
+  /** Whether `token` holds the lock. */
+  holds(a: { name: string; token: string }): Promise<boolean>;
   /** The holder's fencing token (drawn when first asked), 0 when the lease had ended. */
   fence(a: { name: string; token: string }): Promise<number | 'unconfirmed'>;
 }
@@ -76,6 +78,7 @@ export function reentrantStore(commands: CoordinationCommands): ReentrantStore {
     release: (a) => commands.releaseReentrant(a),
     extend: (a) => commands.extendReentrant(a),
     fence: (a) => commands.fenceReentrant(a),
+    holds: (a) => commands.holdsReentrant(a),
   };
 }
 
@@ -195,23 +198,33 @@ export class ReentrantLockService {
 
   /**
    * Leaves the lock once: the depth left (0: free, a waiter rung), -1 when the lease had already ended. Entries
-   * counted here are left here; the last one of this process goes to Redis.
+   * counted here are left here (before the lease's earliest end without a round trip; after it, once a read of the
+   * lock shows the lease still held); the last one of this process goes to Redis.
    */
   release(lease: { name: string; token: string }): Promise<number> {
     const { name, token } = lease;
     const holding = this.holdings.get(name);
     if (holding?.token === token) {
-      if (holding.local > 0) return Promise.resolve(holding.depth + --holding.local);
+      if (holding.local > 0) {
+        if (performance.now() < holding.endsAt) return Promise.resolve(holding.depth + --holding.local);
+        return this.store.holds({ name, token }).then((held) => {
+          if (!held) this.forget(name, token);
+          return held ? holding.depth + --holding.local : -1;
+        });
+      }
       if (--holding.remote === 0) this.holdings.delete(name);
     }
     return this.store.release({ name, token }).then((left) => {
       const now = this.holdings.get(name);
-      if (now?.token === token) {
-        if (left < 0) this.holdings.delete(name);
-        else now.depth = left;
-      }
+      if (left < 0) this.forget(name, token);
+      else if (now?.token === token) now.depth = left;
       return left;
     });
+  }
+
+  /** Stops counting entries of lease `token` here: it ended. */
+  private forget(name: string, token: string): void {
+    if (this.holdings.get(name)?.token === token) this.holdings.delete(name);
   }
 
   /** Gives the lease `leaseMs` from now (as the plain lock's extend). */
@@ -220,11 +233,9 @@ export class ReentrantLockService {
     const { name, token } = lease;
     const sentAt = performance.now();
     const result = await this.store.extend({ name, token, leaseMs });
+    if (result === 'ended') this.forget(name, token);
     const holding = this.holdings.get(name);
-    if (holding?.token === token) {
-      if (result === 'extended') holding.endsAt = sentAt + leaseMs;
-      else if (result === 'ended') this.holdings.delete(name);
-    }
+    if (result === 'extended' && holding?.token === token) holding.endsAt = sentAt + leaseMs;
     return result;
   }
 
