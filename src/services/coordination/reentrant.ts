@@ -165,7 +165,8 @@ export class ReentrantLockService {
         head: (name) => store.head(name),
         acquire: (a) => {
           const sentAt = performance.now();
-          return store.acquire(a).then((result) => {
+          // A lock this process holds is not free: no first try with SET NX.
+          return store.acquire({ ...a, first: a.first && !this.holdings.has(a.name) }).then((result) => {
             if (isHeld(result)) this.entered(a.name, result, sentAt);
             return result;
           });
