@@ -175,9 +175,8 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
     }): Promise<'taken' | 'held' | { heldForMs: number } | 'unconfirmed'> {
       const lock = k.lock(a.name);
       if (a.first && !a.others) {
-        // With GET, a refused SET NX answers the holder's value, and a take answers null (Redis 7).
-        const held = await redis.set(lock.owner, a.token, 'PX', a.leaseMs, 'NX', 'GET');
-        if (held === null) return keepTake(lock, a.token);
+        // OK when taken, null when held (no GET: the holder's value would not be used).
+        if ((await redis.set(lock.owner, a.token, 'PX', a.leaseMs, 'NX')) === 'OK') return keepTake(lock, a.token);
         if (!a.waits) return 'held';
       }
       const [taken, heldForMs] = await acquireLockScript(redis, [lock.owner], [a.token, a.leaseMs, a.others ? 1 : 0]);
@@ -317,11 +316,10 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
     }): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
       const lock = k.reentrant(a.name);
       let taken: ReentrantEntry | ReentrantBusy | undefined;
-      // With GET, a refused SET NX answers the holder's value, and a take answers null (Redis 7).
       if (
         a.first &&
         !a.others &&
-        (await redis.set(lock.lock, `${a.owner} ${a.token} 1 0`, 'PX', a.leaseMs, 'NX', 'GET')) === null
+        (await redis.set(lock.lock, `${a.owner} ${a.token} 1 0`, 'PX', a.leaseMs, 'NX')) === 'OK'
       )
         taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
       taken ??= reentrantEntered(
