@@ -165,8 +165,9 @@ export class ReentrantLockService {
         head: (name) => store.head(name),
         acquire: (a) => {
           const sentAt = performance.now();
-          // A lock this process holds is not free: no first try with SET NX.
-          return store.acquire({ ...a, first: a.first && !this.holdings.has(a.name) }).then((result) => {
+          // A lock this process holds is not free: no first try with SET NX (`a` is the taker's, made for this try).
+          if (this.holdings.has(a.name)) a.first = false;
+          return store.acquire(a).then((result) => {
             if (isHeld(result)) this.entered(a.name, result, sentAt);
             return result;
           });
@@ -213,14 +214,16 @@ export class ReentrantLockService {
           return held ? holding.depth + --holding.local : -1;
         });
       }
-      if (--holding.remote === 0) this.holdings.delete(name);
+      if (--holding.remote > 0)
+        // Other entries of this process are left in Redis: keep the holding as Redis says.
+        return this.store.release({ name, token }).then((left) => {
+          if (left < 0) this.forget(name, token);
+          else holding.depth = left;
+          return left;
+        });
+      this.holdings.delete(name);
     }
-    return this.store.release({ name, token }).then((left) => {
-      const now = this.holdings.get(name);
-      if (left < 0) this.forget(name, token);
-      else if (now?.token === token) now.depth = left;
-      return left;
-    });
+    return this.store.release({ name, token });
   }
 
   /** Stops counting entries of lease `token` here: it ended. */
