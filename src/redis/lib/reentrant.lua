@@ -47,8 +47,9 @@ end
 
 -- Takes the lock for `owner`, or enters it once more when `owner` holds it already (its lease then ends `leaseMs`
 -- from now unless it ended later: a re-entry never shortens it). A new holder gets `token` and the next `fence`
--- from the counter `fences` (with `fences` false, fence 0: drawn when it asks, reentrantFence); `others` ('1': this process has other waiters) marks it waited for. Refused, a caller
--- that `waits` ('1') marks it, so that its release rings the doorbell.
+-- from the counter `fences` (with `fences` false, fence 0: drawn when it asks, reentrantFence); `others` ('1':
+-- this process has other waiters) marks it waited for. Refused, a caller that `waits` ('1') marks it, so that its
+-- release rings the doorbell.
 -- Returns {1, fence, token, depth, ms left on the lease} when held, else {0, ms left on the holder's lease, holder}.
 local function reentrantAcquire(lock, fences, owner, token, leaseMs, waits, others)
   local held = reentrantRead(lock)
