@@ -86,9 +86,15 @@ export function reentrantStore(commands: CoordinationCommands): ReentrantStore {
 export class ReentrantTaker<A extends object = object, R = never, H extends ReentrantEntry = ReentrantHeld> {
   private readonly takes: ReentrantTakes<A, R, H>;
   private readonly waits: LockWaits<Waiter<never>>;
+  private readonly entered: ((name: string, held: H, sentAt: number) => void) | undefined;
 
-  constructor(deps: { takes: ReentrantTakes<A, R, H>; poller: MailboxPoller }) {
-    this.takes = deps.takes;
+  /** `entered`: told of every entry the store grants, with when its try was sent (performance.now()). */
+  constructor(deps: {
+    takes: ReentrantTakes<A, R, H>;
+    poller: MailboxPoller;
+    entered?: (name: string, held: H, sentAt: number) => void;
+  }) {
+    ({ takes: this.takes, entered: this.entered } = deps);
     this.waits = new LockWaits({ poller: deps.poller, head: (name) => this.takes.head(name) });
   }
 
@@ -103,6 +109,7 @@ export class ReentrantTaker<A extends object = object, R = never, H extends Reen
     for (let first = true; ; first = false) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;
+      const sentAt = performance.now();
       const result = await this.takes.acquire({
         ...(rest as unknown as A),
         name,
@@ -117,7 +124,11 @@ export class ReentrantTaker<A extends object = object, R = never, H extends Reen
         if (performance.now() < deadline) continue; // given back; the attempt took the replicas' whole timeout
         throw new AppError('BUSY', `lock "${name}": the replicas did not confirm it in time; try again later`);
       }
-      if (!isBusy(result)) return isHeld<H>(result) ? { name, ...result } : result;
+      if (!isBusy(result)) {
+        if (!isHeld<H>(result)) return result;
+        this.entered?.(name, result, sentAt);
+        return { name, ...result };
+      }
       const left = deadline - performance.now();
       if (left <= 0) return result;
       await this.waits.wait(
@@ -164,15 +175,12 @@ export class ReentrantLockService {
       takes: {
         head: (name) => store.head(name),
         acquire: (a) => {
-          const sentAt = performance.now();
           // A lock this process holds is not free: no first try with SET NX (`a` is the taker's, made for this try).
           if (this.holdings.has(a.name)) a.first = false;
-          return store.acquire(a).then((result) => {
-            if (isHeld(result)) this.entered(a.name, result, sentAt);
-            return result;
-          });
+          return store.acquire(a);
         },
       },
+      entered: (name, held, sentAt) => this.entered(name, held, sentAt),
     });
   }
 
