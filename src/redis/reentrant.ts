@@ -4,15 +4,19 @@
  */
 
 /** A reentrant lock as its holder has it. */
-export interface ReentrantHeld {
+export interface ReentrantEntry {
   owner: string;
   token: string;
   /** How many times the owner entered it without leaving. */
   depth: number;
-  /** The holder's fencing token, a decimal string (higher for every later holder). */
-  fence: string;
   /** The ms left on the lease. */
   leftMs: number;
+}
+
+/** A reentrant lock as its holder has it, with the fencing token drawn at the take (the documents' leases). */
+export interface ReentrantHeld extends ReentrantEntry {
+  /** The holder's fencing token, a decimal string (higher for every later holder). */
+  fence: string;
 }
 
 /** Refused: another owner holds it. */
@@ -24,10 +28,16 @@ export interface ReentrantBusy {
 /** The reply of reentrantAcquire: {1, fence, token, depth, ms left} or {0, ms left, holder}. */
 export type ReentrantReply = [1, number, string, number, number] | [0, number, string];
 
-export function reentrantAcquired(reply: ReentrantReply, owner: string): ReentrantHeld | ReentrantBusy {
+/** The reply of reentrantAcquire without its fencing token (the coordination domain's locks draw it on demand). */
+export function reentrantEntered(reply: ReentrantReply, owner: string): ReentrantEntry | ReentrantBusy {
   if (reply[0] === 0) return { holder: reply[2], heldForMs: reply[1] };
-  const [, fence, token, depth, leftMs] = reply;
-  return { owner, token, depth, fence: String(fence), leftMs };
+  const [, , token, depth, leftMs] = reply;
+  return { owner, token, depth, leftMs };
+}
+
+export function reentrantAcquired(reply: ReentrantReply, owner: string): ReentrantHeld | ReentrantBusy {
+  const entered = reentrantEntered(reply, owner);
+  return 'holder' in entered ? entered : { ...entered, fence: String(reply[1]) };
 }
 
 /** The lock's state from its key's value and PTTL (lib/reentrant.lua's format); null when it is free. */

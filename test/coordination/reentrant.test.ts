@@ -27,8 +27,11 @@ describe('reentrant locks', () => {
     const name = uniqueName('depth');
     const first = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
     expect(first.depth).toBe(1);
+    const fence = await locks.fence(first);
+    expect(fence).toBeGreaterThan(0);
     const second = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
-    expect(second).toMatchObject({ depth: 2, token: first.token, fence: first.fence });
+    expect(second).toMatchObject({ depth: 2, token: first.token });
+    expect(await locks.fence(second)).toBe(fence); // asked again, at any depth: the same
     const other = await locks.acquire({ name, owner: 'bob', leaseMs: 10_000 });
     expect(isBusy(other) && other.holder).toBe('alice');
     expect(await locks.release(second)).toBe(1); // one level left: still alice's
@@ -37,7 +40,8 @@ describe('reentrant locks', () => {
     expect(await locks.release(first)).toBe(-1); // a release too many changes nothing
     const bob = held(await locks.acquire({ name, owner: 'bob', leaseMs: 10_000 }));
     expect(bob.depth).toBe(1);
-    expect(Number(bob.fence)).toBe(Number(first.fence) + 1); // a new holder: the next fencing token
+    expect(await locks.fence(first)).toBeNull(); // alice's lease ended: no token for it
+    expect(await locks.fence(bob)).toBe(fence! + 1); // a new holder: the next fencing token
     expect(bob.token).not.toBe(first.token);
     expect(await locks.release(first)).toBe(-1); // alice's old token is stale: bob keeps it
     expect(await locks.release(bob)).toBe(0);
@@ -47,8 +51,9 @@ describe('reentrant locks', () => {
     const locks = t.app.services.reentrantLocks;
     const name = uniqueName('stale');
     const stale = held(await locks.acquire({ name, owner: 'alice', leaseMs: 100 }));
+    const staleFence = await locks.fence(stale);
     const next = held(await locks.acquire({ name, owner: 'bob', leaseMs: 10_000, waitMs: 10_000 })); // once it expired
-    expect(Number(next.fence)).toBeGreaterThan(Number(stale.fence));
+    expect(await locks.fence(next)).toBeGreaterThan(staleFence!);
     expect(await locks.extend({ lease: stale, leaseMs: 10_000 })).toBe('ended');
     expect(await locks.release(stale)).toBe(-1);
     const again = held(await locks.acquire({ name, owner: 'bob', leaseMs: 50 }));
@@ -64,6 +69,7 @@ describe('reentrant locks', () => {
     const name = uniqueName('wake');
     const outer = held(await locks.acquire({ name, owner: 'alice', leaseMs: 30_000 }));
     const inner = held(await locks.acquire({ name, owner: 'alice', leaseMs: 30_000 }));
+    const fence = await locks.fence(outer);
     const watched = t.app.services.poller.size.keys;
     let woke = false;
     const waiting = locks.acquire({ name, owner: 'bob', leaseMs: 1000, waitMs: 20_000 }).then((r) => {
@@ -79,7 +85,7 @@ describe('reentrant locks', () => {
     expect(woke).toBe(false); // still alice's at depth 1
     expect(await locks.release(outer)).toBe(0);
     const bob = held(await waiting); // its wait (20 s) is shorter than alice's lease (30 s): the release woke it
-    expect(Number(bob.fence)).toBe(Number(outer.fence) + 1);
+    expect(await locks.fence(bob)).toBe(fence! + 1);
     expect(await locks.release(bob)).toBe(0);
   });
 
@@ -89,7 +95,7 @@ describe('reentrant locks', () => {
     const result = await locks.withLock({ name, owner: 'job', leaseMs: 300 }, async (_signal, outer) =>
       locks.withLock({ name, owner: 'job', leaseMs: 300 }, async (signal, inner) => {
         expect(inner.depth).toBe(2);
-        expect(inner.fence).toBe(outer.fence);
+        expect(await locks.fence(inner)).toBe(await locks.fence(outer));
         await sleep(1000); // more than three leases
         expect(signal.aborted).toBe(false);
         expect(isBusy(await locks.acquire({ name, owner: 'other', leaseMs: 100 }))).toBe(true);
@@ -113,5 +119,98 @@ describe('reentrant locks', () => {
     await expect(
       locks.withLock({ name, owner: 'job', leaseMs: 300, waitMs: 50 }, () => Promise.resolve()),
     ).rejects.toMatchObject({ code: 'BUSY' });
+  });
+
+  it('reentrant: a free lock is taken as "<owner> <token> 1 0", and the fencing token is drawn once, on demand', async () => {
+    const locks = t.app.services.reentrantLocks;
+    const name = uniqueName('plain');
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const lease = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
+    expect(await t.redis.get(key)).toBe(`alice ${lease.token} 1 0`);
+    const fence = await locks.fence(lease);
+    expect(await t.redis.get(key)).toBe(`alice ${lease.token} 1 ${fence}`);
+    expect(await t.redis.pttl(key)).toBeGreaterThan(5000); // drawing it kept the lease
+    expect(await locks.fence(lease)).toBe(fence);
+    expect(await locks.release(lease)).toBe(0);
+    expect(await t.redis.exists(key)).toBe(0);
+  });
+
+  it('reentrant: a re-entry in the holding process is counted there; one from another process counts in Redis, and the lock stays held until both leave', async () => {
+    const other = await startTestApp({ KEY_PREFIX: t.config.keyPrefix }); // another gateway on the same keys
+    const here = t.app.services.reentrantLocks;
+    const there = other.app.services.reentrantLocks;
+    const name = uniqueName('processes');
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const outer = held(await here.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    const inner = held(await here.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    expect(inner).toMatchObject({ depth: 2, token: outer.token });
+    expect(await t.redis.get(key)).toBe(`job ${outer.token} 1 0`); // counted in this process only
+    const remote = held(await there.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    expect(remote).toMatchObject({ depth: 2, token: outer.token }); // Redis counts the other process's entry
+    expect(await t.redis.get(key)).toBe(`job ${outer.token} 2 0`);
+    expect(await here.release(inner)).toBeGreaterThan(0);
+    expect(await here.release(outer)).toBe(1); // this process's last: the other's entry is left
+    expect(isBusy(await here.acquire({ name, owner: 'someone', leaseMs: 10_000 }))).toBe(true);
+    // This process no longer counts the lock as its own: a new entry of the owner goes to Redis.
+    const again = held(await here.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    expect(again.depth).toBe(2);
+    expect(await t.redis.get(key)).toBe(`job ${outer.token} 2 0`);
+    expect(await there.release(remote)).toBe(1);
+    expect(await here.release(again)).toBe(0);
+    expect(await t.redis.exists(key)).toBe(0);
+    await other.close();
+  });
+
+  it('reentrant: a re-entry goes to Redis, lengthening the lease, when less than two thirds of its leaseMs is known to be left', async () => {
+    const locks = t.app.services.reentrantLocks;
+    const name = uniqueName('short');
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const outer = held(await locks.acquire({ name, owner: 'alice', leaseMs: 1000 }));
+    const inner = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
+    expect(inner.depth).toBe(2);
+    expect(await t.redis.get(key)).toBe(`alice ${outer.token} 2 0`);
+    expect(await t.redis.pttl(key)).toBeGreaterThan(5000);
+    // The lease as this process knows it is long now: the next re-entry is counted here.
+    const third = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
+    expect(third.depth).toBe(3);
+    expect(await t.redis.get(key)).toBe(`alice ${outer.token} 2 0`);
+    expect(await locks.release(third)).toBe(2);
+    expect(await locks.release(inner)).toBe(1);
+    expect(await locks.release(outer)).toBe(0);
+  });
+
+  it('reentrant: a release of a re-entry counted in the process reports a lease that ran out under it, and one still held after its known end', async () => {
+    const locks = t.app.services.reentrantLocks;
+    const name = uniqueName('expired');
+    const outer = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    const inner = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    expect(inner.depth).toBe(2);
+    await sleep(500); // past the lease
+    expect(await locks.release(inner)).toBe(-1);
+    expect(await locks.release(outer)).toBe(-1);
+    const bob = held(await locks.acquire({ name, owner: 'bob', leaseMs: 10_000 }));
+    expect(await locks.release(bob)).toBe(0);
+
+    // Lengthened where this process did not see it (as by the owner's re-entry in another process): still held.
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const first = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    const second = held(await locks.acquire({ name, owner: 'alice', leaseMs: 300 }));
+    await t.redis.pexpire(key, 10_000);
+    await sleep(500);
+    expect(await locks.release(second)).toBe(1);
+    expect(await locks.release(first)).toBe(0);
+  });
+
+  it("reentrant: once the lease is lost, the owner's next acquire in the same process does not re-enter it", async () => {
+    const locks = t.app.services.reentrantLocks;
+    const name = uniqueName('lost');
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const first = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
+    await t.redis.set(key, 'bob bobs-token 1 0', 'PX', 10_000); // taken over (as after a failover)
+    expect(await locks.extend({ lease: first, leaseMs: 10_000 })).toBe('ended');
+    const refused = await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 });
+    expect(isBusy(refused) && refused.holder).toBe('bob');
+    expect(await locks.release(first)).toBe(-1);
+    await t.redis.del(key);
   });
 });

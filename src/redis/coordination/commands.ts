@@ -6,7 +6,13 @@ import type { Logger } from 'pino';
 import { closeRedisClient, createBlockingClient, createRedlockClient, type RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import type { Head } from '../mailbox/commands.js';
-import { reentrantAcquired, type ReentrantBusy, type ReentrantHeld, type ReentrantReply } from '../reentrant.js';
+import {
+  reentrantEntered,
+  reentrantState,
+  type ReentrantBusy,
+  type ReentrantEntry,
+  type ReentrantReply,
+} from '../reentrant.js';
 import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { STATUS } from '../status.js';
@@ -26,6 +32,7 @@ const handOffRedlockScript = script<0 | 1>('handOffRedlock');
 const acquireReentrantScript = script<ReentrantReply>('acquireReentrant');
 const releaseReentrantScript = script<number>('releaseReentrant');
 const extendReentrantScript = script<0 | 1>('extendReentrant');
+const fenceReentrantScript = script<number>('fenceReentrant');
 const acquireSemaphoreScript = script<0 | 1>('acquireSemaphore');
 const refreshSemaphoreScript = script<0 | 1>('refreshSemaphore');
 const enqueueTaskScript = script<1>('enqueueTask');
@@ -143,8 +150,13 @@ export interface BlockingTakes {
  */
 export function coordinationCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait, log: Logger) {
   const k = coordinationKeys(space);
-  /** A take the replicas confirmed: `taken`; else it is given back: `unconfirmed`. */
-  const keepTake = async (lock: { owner: string; bell: string }, token: string) => {
+  /**
+   * A take the replicas confirmed: `taken`; else it is given back: `unconfirmed`. Without replicas to wait for, at
+   * once (no promise: the sequential take's answer is one microtask sooner).
+   */
+  const keepTake = (lock: { owner: string; bell: string }, token: string) =>
+    replicated.replicas === 0 ? ('taken' as const) : confirmTake(lock, token);
+  const confirmTake = async (lock: { owner: string; bell: string }, token: string) => {
     if (await replicated(lock.owner)) return 'taken' as const;
     await releaseLockScript(redis, [lock.owner], [token, lock.bell]);
     return 'unconfirmed' as const;
@@ -174,9 +186,8 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
     }): Promise<'taken' | 'held' | { heldForMs: number } | 'unconfirmed'> {
       const lock = k.lock(a.name);
       if (a.first && !a.others) {
-        // With GET, a refused SET NX answers the holder's value, and a take answers null (Redis 7).
-        const held = await redis.set(lock.owner, a.token, 'PX', a.leaseMs, 'NX', 'GET');
-        if (held === null) return keepTake(lock, a.token);
+        // OK when taken, null when held (no GET: the holder's value would not be used).
+        if ((await redis.set(lock.owner, a.token, 'PX', a.leaseMs, 'NX')) === 'OK') return keepTake(lock, a.token);
         if (!a.waits) return 'held';
       }
       const [taken, heldForMs] = await acquireLockScript(redis, [lock.owner], [a.token, a.leaseMs, a.others ? 1 : 0]);
@@ -301,7 +312,9 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * Takes reentrant lock `name` for `owner` (a new lease with `token`), or enters it once more when `owner` holds
      * it; refused, the holder and the ms left on its lease (a caller that `waits` is registered, so the release
      * rings; `others`: others of this process wait, so it is taken registered), or `unconfirmed` when the replicas
-     * did not confirm a new holder in time (it was given back).
+     * did not confirm a new holder in time (it was given back). A `first` try with no `others` is one SET NX PX (a
+     * free lock is taken at depth 1 with fencing token 0, drawn on demand by fenceReentrant); a lock it finds held,
+     * and every other try, go through acquireReentrant.lua.
      */
     async acquireReentrant(a: {
       name: string;
@@ -310,17 +323,45 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       leaseMs: number;
       waits: boolean;
       others: boolean;
-    }): Promise<ReentrantHeld | ReentrantBusy | 'unconfirmed'> {
+      first: boolean;
+    }): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
       const lock = k.reentrant(a.name);
-      const reply = await acquireReentrantScript(
-        redis,
-        [lock.lock, lock.fences],
-        [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+      let taken: ReentrantEntry | ReentrantBusy | undefined;
+      if (
+        a.first &&
+        !a.others &&
+        (await redis.set(lock.lock, `${a.owner} ${a.token} 1 0`, 'PX', a.leaseMs, 'NX')) === 'OK'
+      )
+        taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
+      taken ??= reentrantEntered(
+        await acquireReentrantScript(
+          redis,
+          [lock.lock],
+          [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
+        ),
+        a.owner,
       );
-      const taken = reentrantAcquired(reply, a.owner);
-      if (!('token' in taken) || taken.depth > 1 || (await replicated(lock.lock))) return taken;
+      if (!('token' in taken) || taken.depth > 1 || replicated.replicas === 0 || (await replicated(lock.lock)))
+        return taken;
       await releaseReentrantScript(redis, [lock.lock], [taken.token, lock.bell]);
       return 'unconfirmed';
+    },
+
+    /**
+     * The fencing token of the holder `token` of reentrant lock `name`: drawn the first time it asks, the same for
+     * as long as the same owner holds it (re-entries included), higher than any an earlier holder drew; 0 when the
+     * lease had ended, or `unconfirmed` when the replicas did not confirm a new one in time.
+     */
+    async fenceReentrant(a: { name: string; token: string }): Promise<number | 'unconfirmed'> {
+      const lock = k.reentrant(a.name);
+      const fence = await fenceReentrantScript(redis, [lock.lock, lock.fences], [a.token]);
+      if (fence === 0 || (await replicated(lock.fences))) return fence;
+      return 'unconfirmed';
+    },
+
+    /** Whether `token` holds reentrant lock `name` (one GET: a lease that ended reads as not held). */
+    async holdsReentrant(a: { name: string; token: string }): Promise<boolean> {
+      return reentrantState(await redis.get(k.reentrant(a.name).lock), 0)?.token === a.token;
     },
 
     /** Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone waits), -1 when its lease had ended. */

@@ -36,9 +36,12 @@ export function coordinationKeys({ key }: Keyspace) {
     redlock: (name: string) => key('redlock', name),
     /** the keys of one reentrant lock, all on the lock's slot */
     reentrant: (name: string) => ({
-      /** string with a lease (PX): "<owner> <token> <depth> <fence>", + once someone waits (lib/reentrant.lua) */
+      /**
+       * string with a lease (PX): "<owner> <token> <depth> <fence>", + once someone waits (lib/reentrant.lua); fence 0
+       * until the holder asks for one
+       */
       lock: key('rlock', name),
-      /** string counter, never expires: the fencing token handed to each new holder in turn */
+      /** string counter, never expires: the fencing token handed to each holder that asks, in turn */
       fences: key('rlock', name, 'fence'),
       /** sharded pub/sub channel, rung with "<lock key> free:<token>" when a lock someone waits for is freed */
       bell: key('rlock', name, 'bell'),

@@ -11,6 +11,9 @@ local function heldBy(owner, token)
   return false
 end
 
+local WAITED_BYTE = string.byte(WAITED)
+
+-- Whether a lock's value carries the WAITED mark (its last byte: no new string made).
 local function waitedFor(held)
-  return string.sub(held, -1) == WAITED
+  return string.byte(held, -1) == WAITED_BYTE
 end

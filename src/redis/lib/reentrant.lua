@@ -4,8 +4,15 @@
 -- (owners and tokens have no spaces and no '+'). One string rather than a hash: the doorbell poller reads a
 -- watched head with GET, so the lock's own key is the head its waiters watch, and every move of it (a new holder,
 -- a release, an expiry) is one they see. `fence` is the holder's fencing token, taken from a counter when the
--- holder changes and kept while the same owner re-enters.
+-- holder changes (or, for the coordination domain's locks, when the holder first asks: 0 until then) and kept while
+-- the same owner re-enters. A free lock is also taken without a script, by SET NX PX of "<owner> <token> 1 0".
 --- @include lib/lock
+
+-- The state a lock's value says.
+local function reentrantParse(value)
+  local owner, token, depth, fence, mark = string.match(value, '^(%S+) (%S+) (%d+) (%d+)(%+?)$')
+  return { owner = owner, token = token, depth = tonumber(depth), fence = fence, waited = mark ~= '' }
+end
 
 -- The lock's state, or nil when it is free.
 local function reentrantRead(lock)
@@ -13,8 +20,7 @@ local function reentrantRead(lock)
   if not value then
     return nil
   end
-  local owner, token, depth, fence, mark = string.match(value, '^(%S+) (%S+) (%d+) (%d+)(%+?)$')
-  return { owner = owner, token = token, depth = tonumber(depth), fence = fence, waited = mark ~= '' }
+  return reentrantParse(value)
 end
 
 -- Writes `held` with a lease of `leaseMs` from now, or (leaseMs nil) keeping the lease it has.
@@ -41,13 +47,15 @@ end
 
 -- Takes the lock for `owner`, or enters it once more when `owner` holds it already (its lease then ends `leaseMs`
 -- from now unless it ended later: a re-entry never shortens it). A new holder gets `token` and the next `fence`
--- from the counter `fences`; `others` ('1': this process has other waiters) marks it waited for. Refused, a caller
--- that `waits` ('1') marks it, so that its release rings the doorbell.
+-- from the counter `fences` (with `fences` false, fence 0: drawn when it asks, reentrantFence); `others` ('1':
+-- this process has other waiters) marks it waited for. Refused, a caller that `waits` ('1') marks it, so that its
+-- release rings the doorbell.
 -- Returns {1, fence, token, depth, ms left on the lease} when held, else {0, ms left on the holder's lease, holder}.
 local function reentrantAcquire(lock, fences, owner, token, leaseMs, waits, others)
   local held = reentrantRead(lock)
   if not held then
-    held = { owner = owner, token = token, depth = 1, fence = redis.call('INCR', fences), waited = others == '1' }
+    local fence = fences and redis.call('INCR', fences) or 0
+    held = { owner = owner, token = token, depth = 1, fence = fence, waited = others == '1' }
     reentrantWrite(lock, held, leaseMs)
     return { 1, held.fence, held.token, 1, tonumber(leaseMs) }
   end
@@ -81,16 +89,19 @@ end
 -- someone waits: "<lock> free:<token>", a value no GET returns).
 -- Returns the depth left (0: free), or -1 when `token` does not hold it (nothing written).
 local function reentrantRelease(lock, token, bell)
-  local held = reentrantHeldBy(lock, token)
-  if not held then
+  local value = redis.call('GET', lock)
+  -- The token and the depth only: the usual last release (depth 1) parses no more of it.
+  local holder, depth = string.match(value or '', '^%S+ (%S+) (%d+) ')
+  if holder ~= token then
     return -1
   end
-  held.depth = held.depth - 1
-  if held.depth > 0 then
+  if depth ~= '1' then
+    local held = reentrantParse(value)
+    held.depth = held.depth - 1
     reentrantWrite(lock, held, nil)
     return held.depth
   end
-  reentrantFree(lock, held, bell)
+  reentrantFree(lock, { token = token, waited = waitedFor(value) }, bell)
   return 0
 end
 
@@ -101,6 +112,20 @@ local function reentrantExtend(lock, token, leaseMs)
     redis.call('PEXPIRE', lock, leaseMs)
   end
   return held
+end
+
+-- The fencing token of the holder `token`, drawn from the counter `fences` the first time it asks and kept until the
+-- holder changes. Returns it (> 0), or 0 when `token` does not hold the lock (nothing written).
+local function reentrantFence(lock, fences, token)
+  local held = reentrantHeldBy(lock, token)
+  if not held then
+    return 0
+  end
+  if held.fence == '0' then
+    held.fence = redis.call('INCR', fences)
+    reentrantWrite(lock, held, nil)
+  end
+  return tonumber(held.fence)
 end
 
 -- Whether a write that shows lease token `token` ('' for none) may go on under the lock: when the lock is free and

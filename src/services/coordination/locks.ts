@@ -142,29 +142,35 @@ export class LockService {
    * Frees the lock, or hands it to this process's first waiter; false when the lease had already ended (then
    * someone else may hold it).
    */
-  async release(lease: Lease): Promise<boolean> {
+  release(lease: Lease): Promise<boolean> {
     const entry = this.waits.get(lease.name);
     const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
     if (entry && waiter) {
       entry.handoffs++;
-      let handed: 'handed' | 'ended' | 'unconfirmed' = 'ended';
-      try {
-        handed = await this.commands.handOffLock({
-          name: lease.name,
-          token: lease.token,
-          waiterToken: waiter.token,
-          leaseMs: waiter.leaseMs,
-        });
-      } finally {
-        waiter.wake(handed === 'handed' ? { name: lease.name, token: waiter.token } : undefined);
-      }
-      return handed !== 'ended'; // given back when unconfirmed: the waiter tries again
+      return this.handOff(lease, waiter);
     }
     if (entry) {
       entry.handoffs = 0;
       entry.yielding = entry.queue.length > 0; // waiters here: until one of them takes it, let the others in
     }
+    // Not async: the release's own promise is the answer (one promise fewer to settle on the sequential path).
     return this.commands.releaseLock({ name: lease.name, token: lease.token });
+  }
+
+  /** Hands the lock from `lease` to `waiter` (of this process); false when the lease had already ended. */
+  private async handOff(lease: Lease, waiter: Waiter): Promise<boolean> {
+    let handed: 'handed' | 'ended' | 'unconfirmed' = 'ended';
+    try {
+      handed = await this.commands.handOffLock({
+        name: lease.name,
+        token: lease.token,
+        waiterToken: waiter.token,
+        leaseMs: waiter.leaseMs,
+      });
+    } finally {
+      waiter.wake(handed === 'handed' ? { name: lease.name, token: waiter.token } : undefined);
+    }
+    return handed !== 'ended'; // given back when unconfirmed: the waiter tries again
   }
 
   /**

@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import type { CoordinationCommands } from '../../redis/coordination/commands.js';
-import type { ReentrantBusy, ReentrantHeld } from '../../redis/reentrant.js';
+import type { ReentrantBusy, ReentrantEntry, ReentrantHeld } from '../../redis/reentrant.js';
 import type { Head, MailboxPoller } from '../mailbox/poller.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 import { beginAcquire, EXPIRY_JITTER_MS, LockWaits, type Waiter } from './lock-waits.js';
@@ -19,8 +19,11 @@ import { holdWhile } from './locks.js';
 
 export type { ReentrantBusy };
 
-/** A reentrant lock as its holder has it (`depth`, `leftMs` and `fence` as of the step that returned it). */
-export interface ReentrantLease extends ReentrantHeld {
+/**
+ * A reentrant lock as its holder has it (`depth` and `leftMs` as of the step that returned it); its fencing token
+ * comes from ReentrantLockService.fence.
+ */
+export interface ReentrantLease extends ReentrantEntry {
   readonly name: string;
 }
 
@@ -35,22 +38,36 @@ export interface ReentrantOptions {
 }
 
 /**
- * How reentrant locks are taken where they live: each step one script of lib/reentrant.lua. `A` is what else an
- * acquire takes, and `R` what else it may answer (the documents' refusals: no such document, not its author).
+ * How reentrant locks are taken where they live: each step one script of lib/reentrant.lua (or a first try without
+ * one). `A` is what else an acquire takes, `R` what else it may answer (the documents' refusals: no such document,
+ * not its author), and `H` what a holder gets (the documents' leases: with the fencing token drawn at the take).
  */
-export interface ReentrantTakes<A extends object = object, R = never> {
+export interface ReentrantTakes<A extends object = object, R = never, H extends ReentrantEntry = ReentrantHeld> {
   /** What waiters of lock `name` watch: its key and doorbell. */
   head(name: string): Head;
+  /** `first`: the acquire's first try. */
   acquire(
-    a: A & { name: string; owner: string; token: string; leaseMs: number; waits: boolean; others: boolean },
-  ): Promise<ReentrantHeld | ReentrantBusy | 'unconfirmed' | R>;
+    a: A & {
+      name: string;
+      owner: string;
+      token: string;
+      leaseMs: number;
+      waits: boolean;
+      others: boolean;
+      first: boolean;
+    },
+  ): Promise<H | ReentrantBusy | 'unconfirmed' | R>;
 }
 
 /** Where the coordination domain's reentrant locks live: taking them, and the steps of a holder. */
-export interface ReentrantStore extends ReentrantTakes {
+export interface ReentrantStore extends ReentrantTakes<object, never, ReentrantEntry> {
   /** The depth left (0: free), -1 when the lease had ended. */
   release(a: { name: string; token: string }): Promise<number>;
   extend(a: { name: string; token: string; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'>;
+  /** Whether `token` holds the lock. */
+  holds(a: { name: string; token: string }): Promise<boolean>;
+  /** The holder's fencing token (drawn when first asked), 0 when the lease had ended. */
+  fence(a: { name: string; token: string }): Promise<number | 'unconfirmed'>;
 }
 
 /** The coordination domain's reentrant locks (keys `rlock:{name}`). */
@@ -60,16 +77,24 @@ export function reentrantStore(commands: CoordinationCommands): ReentrantStore {
     acquire: (a) => commands.acquireReentrant(a),
     release: (a) => commands.releaseReentrant(a),
     extend: (a) => commands.extendReentrant(a),
+    fence: (a) => commands.fenceReentrant(a),
+    holds: (a) => commands.holdsReentrant(a),
   };
 }
 
 /** Takes reentrant locks, waiting for other owners on the locks' doorbells (the lease's end as backstop). */
-export class ReentrantTaker<A extends object = object, R = never> {
-  private readonly takes: ReentrantTakes<A, R>;
+export class ReentrantTaker<A extends object = object, R = never, H extends ReentrantEntry = ReentrantHeld> {
+  private readonly takes: ReentrantTakes<A, R, H>;
   private readonly waits: LockWaits<Waiter<never>>;
+  private readonly entered: ((name: string, held: H, sentAt: number) => void) | undefined;
 
-  constructor(deps: { takes: ReentrantTakes<A, R>; poller: MailboxPoller }) {
-    this.takes = deps.takes;
+  /** `entered`: told of every entry the store grants, with when its try was sent (performance.now()). */
+  constructor(deps: {
+    takes: ReentrantTakes<A, R, H>;
+    poller: MailboxPoller;
+    entered?: (name: string, held: H, sentAt: number) => void;
+  }) {
+    ({ takes: this.takes, entered: this.entered } = deps);
     this.waits = new LockWaits({ poller: deps.poller, head: (name) => this.takes.head(name) });
   }
 
@@ -77,13 +102,14 @@ export class ReentrantTaker<A extends object = object, R = never> {
    * Takes the lock for `owner`, or enters it once more when `owner` holds it, waiting up to `waitMs` for another
    * owner to leave it: the lease, or who holds it when the wait ran out (or the store's own refusal).
    */
-  async acquire(options: ReentrantOptions & A): Promise<ReentrantLease | ReentrantBusy | R> {
+  async acquire(options: ReentrantOptions & A): Promise<(H & { readonly name: string }) | ReentrantBusy | R> {
     const { name, owner, leaseMs, waitMs = 0, ...rest } = options;
     checkName('lock owner', owner);
     const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
-    for (;;) {
+    for (let first = true; ; first = false) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;
+      const sentAt = performance.now();
       const result = await this.takes.acquire({
         ...(rest as unknown as A),
         name,
@@ -92,12 +118,17 @@ export class ReentrantTaker<A extends object = object, R = never> {
         leaseMs,
         waits: waitMs > 0,
         others: (entry?.queue.length ?? 0) > 0,
+        first,
       });
       if (result === 'unconfirmed') {
         if (performance.now() < deadline) continue; // given back; the attempt took the replicas' whole timeout
         throw new AppError('BUSY', `lock "${name}": the replicas did not confirm it in time; try again later`);
       }
-      if (!isBusy(result)) return isHeld(result) ? { name, ...result } : result;
+      if (!isBusy(result)) {
+        if (!isHeld<H>(result)) return result;
+        this.entered?.(name, result, sentAt);
+        return { name, ...result };
+      }
       const left = deadline - performance.now();
       if (left <= 0) return result;
       await this.waits.wait(
@@ -108,33 +139,127 @@ export class ReentrantTaker<A extends object = object, R = never> {
   }
 }
 
+/**
+ * A re-entry in the process that holds the lock is counted here, without Redis, while the lease as this process
+ * knows it has at least this share of the re-entry's `leaseMs` left (what withLock's extensions, every third of the
+ * lease, always leave); with less, it goes to Redis, which lengthens the lease.
+ */
+export const LOCAL_REENTRY_LEFT = 2 / 3;
+
+/** A reentrant lock this process holds for an owner (ReentrantLockService's local re-entries). */
+interface Holding {
+  owner: string;
+  token: string;
+  /** This process's entries that Redis counts in the lock's depth: the lock stays held while one is left. */
+  remote: number;
+  /** Entries counted only here, on top of the remote ones; releases leave these first. */
+  local: number;
+  /** The lock's depth in Redis as of the last step of this process that read it. */
+  depth: number;
+  /** The earliest the lease can end (performance.now()): when its last take or extension was sent, plus its length. */
+  endsAt: number;
+}
+
 export class ReentrantLockService {
   private readonly store: ReentrantStore;
-  private readonly taker: ReentrantTaker;
+  private readonly taker: ReentrantTaker<object, never, ReentrantEntry>;
   private readonly log: Logger;
+  /** The locks this process holds, by name. */
+  private readonly holdings = new Map<string, Holding>();
 
   constructor(deps: { store: ReentrantStore; poller: MailboxPoller; log: Logger }) {
     ({ store: this.store, log: this.log } = deps);
-    this.taker = new ReentrantTaker<object, never>({ takes: this.store, poller: deps.poller });
+    const { store } = this;
+    this.taker = new ReentrantTaker<object, never, ReentrantEntry>({
+      poller: deps.poller,
+      takes: {
+        head: (name) => store.head(name),
+        acquire: (a) => {
+          // A lock this process holds is not free: no first try with SET NX (`a` is the taker's, made for this try).
+          if (this.holdings.has(a.name)) a.first = false;
+          return store.acquire(a);
+        },
+      },
+      entered: (name, held, sentAt) => this.entered(name, held, sentAt),
+    });
   }
 
   /**
    * Takes the lock for `owner`, or enters it once more when `owner` holds it, waiting up to `waitMs` for another
-   * owner to leave it: the lease, or who holds it when the wait ran out.
+   * owner to leave it: the lease, or who holds it when the wait ran out. A re-entry while this process holds the lock
+   * for `owner`, with at least LOCAL_REENTRY_LEFT of `leaseMs` left on the lease, is counted here (no round trip; the
+   * lease keeps its end); any other goes to Redis.
    */
   acquire(options: ReentrantOptions): Promise<ReentrantLease | ReentrantBusy> {
+    const { name, owner, leaseMs, waitMs = 0 } = options;
+    const holding = this.holdings.get(name);
+    if (holding?.owner === owner) {
+      checkMs('leaseMs', leaseMs, 1);
+      checkMs('waitMs', waitMs, 0);
+      const leftMs = holding.endsAt - performance.now();
+      if (leftMs >= leaseMs * LOCAL_REENTRY_LEFT) {
+        holding.local++;
+        const { token, depth, local } = holding;
+        return Promise.resolve({ name, owner, token, depth: depth + local, leftMs: Math.floor(leftMs) });
+      }
+    }
     return this.taker.acquire(options);
   }
 
-  /** Leaves the lock once: the depth left (0: free, a waiter rung), -1 when the lease had already ended. */
+  /**
+   * Leaves the lock once: the depth left (0: free, a waiter rung), -1 when the lease had already ended. Entries
+   * counted here are left here (before the lease's earliest end without a round trip; after it, once a read of the
+   * lock shows the lease still held); the last one of this process goes to Redis.
+   */
   release(lease: { name: string; token: string }): Promise<number> {
-    return this.store.release({ name: lease.name, token: lease.token });
+    const { name, token } = lease;
+    const holding = this.holdings.get(name);
+    if (holding?.token === token) {
+      if (holding.local > 0) {
+        if (performance.now() < holding.endsAt) return Promise.resolve(holding.depth + --holding.local);
+        return this.store.holds({ name, token }).then((held) => {
+          if (!held) this.forget(name, token);
+          return held ? holding.depth + --holding.local : -1;
+        });
+      }
+      if (--holding.remote > 0)
+        // Other entries of this process are left in Redis: keep the holding as Redis says.
+        return this.store.release({ name, token }).then((left) => {
+          if (left < 0) this.forget(name, token);
+          else holding.depth = left;
+          return left;
+        });
+      this.holdings.delete(name);
+    }
+    return this.store.release({ name, token });
+  }
+
+  /** Stops counting entries of lease `token` here: it ended. */
+  private forget(name: string, token: string): void {
+    if (this.holdings.get(name)?.token === token) this.holdings.delete(name);
   }
 
   /** Gives the lease `leaseMs` from now (as the plain lock's extend). */
-  extend({ lease, leaseMs }: { lease: { name: string; token: string }; leaseMs: number }) {
+  async extend({ lease, leaseMs }: { lease: { name: string; token: string }; leaseMs: number }) {
     checkMs('leaseMs', leaseMs, 1);
-    return this.store.extend({ name: lease.name, token: lease.token, leaseMs });
+    const { name, token } = lease;
+    const sentAt = performance.now();
+    const result = await this.store.extend({ name, token, leaseMs });
+    if (result === 'ended') this.forget(name, token);
+    const holding = this.holdings.get(name);
+    if (result === 'extended' && holding?.token === token) holding.endsAt = sentAt + leaseMs;
+    return result;
+  }
+
+  /**
+   * The fencing token of the holder of `lease`, for what it writes while it holds the lock: drawn the first time the
+   * holder asks and the same while the same owner holds it (re-entries included), higher than any a holder of the
+   * lock drew before. Null when the lease had ended, or when the replicas of REDIS_WAIT_REPLICAS did not confirm it
+   * in time.
+   */
+  async fence(lease: { name: string; token: string }): Promise<number | null> {
+    const fence = await this.store.fence({ name: lease.name, token: lease.token });
+    return typeof fence === 'number' && fence > 0 ? fence : null;
   }
 
   /**
@@ -157,14 +282,29 @@ export class ReentrantLockService {
     const release = () => this.release(lease);
     return holdWhile({ name, leaseMs, extend, release, log: this.log }, (signal) => fn(signal, lease));
   }
+
+  /** Counts an entry Redis granted this process (`sentAt`: when its step was sent). */
+  private entered(name: string, entry: ReentrantEntry, sentAt: number): void {
+    const holding = this.holdings.get(name);
+    const endsAt = sentAt + entry.leftMs;
+    if (holding?.token === entry.token) {
+      holding.remote++;
+      holding.depth = entry.depth;
+      holding.endsAt = Math.max(holding.endsAt, endsAt);
+    } else {
+      // A new lease: any other this process had on the lock ended.
+      const { owner, token, depth } = entry;
+      this.holdings.set(name, { owner, token, remote: 1, local: 0, depth, endsAt });
+    }
+  }
 }
 
 export function isBusy(result: unknown): result is ReentrantBusy {
   return typeof result === 'object' && result !== null && 'holder' in result && 'heldForMs' in result;
 }
 
-function isHeld(result: unknown): result is ReentrantHeld {
-  return typeof result === 'object' && result !== null && 'token' in result && 'fence' in result;
+function isHeld<H extends ReentrantEntry>(result: unknown): result is H {
+  return typeof result === 'object' && result !== null && 'token' in result && 'depth' in result;
 }
 
 export function isLease(result: unknown): result is ReentrantLease {

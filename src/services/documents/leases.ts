@@ -65,7 +65,7 @@ export class LeaseService {
       options: this.options,
     } = deps);
     const { commands, shards } = this;
-    this.taker = new ReentrantTaker({
+    this.taker = new ReentrantTaker<{ isAdmin: boolean }, Refused>({
       poller: deps.poller,
       takes: {
         head: (id) => commands.leaseHead({ shard: shards.of(id), id }),
