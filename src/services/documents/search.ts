@@ -12,7 +12,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
 import type { DocumentCommands, Entry, Matches, ResultDescription } from '../../redis/documents/commands.js';
-import type { SemaphoreService } from '../coordination/semaphores.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
@@ -77,7 +76,6 @@ export interface SearchOptions {
 export interface SearchServiceDeps {
   commands: DocumentCommands;
   shards: Shards;
-  semaphores: SemaphoreService;
   options: SearchOptions;
   log: Logger;
 }
@@ -85,18 +83,11 @@ export interface SearchServiceDeps {
 export class SearchService {
   private readonly commands: DocumentCommands;
   private readonly shards: Shards;
-  private readonly semaphores: SemaphoreService;
   private readonly options: SearchOptions;
   private readonly log: Logger;
 
   constructor(deps: SearchServiceDeps) {
-    ({
-      commands: this.commands,
-      shards: this.shards,
-      semaphores: this.semaphores,
-      options: this.options,
-      log: this.log,
-    } = deps);
+    ({ commands: this.commands, shards: this.shards, options: this.options, log: this.log } = deps);
   }
 
   async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
@@ -109,28 +100,66 @@ export class SearchService {
     const fingerprint = JSON.stringify([query, args.sort, weights]);
     await this.shards.ready();
     const page = { sort: args.sort, offset: args.offset, first: args.first };
-    // The semaphore guards the searches proper; finding an earlier result and the light reads a new search
-    // needs first (prefix expansion, relevance statistics) run while it is asked.
-    const name = `search:${user}`;
-    const [acquired, found] = await Promise.allSettled([
-      this.semaphores.acquire({ name, limit: this.options.concurrency, timeoutMs: HOLD_MS }),
-      (async () =>
-        (args.resultId ? await this.reuse({ user, resultId: args.resultId, fingerprint, page }) : null) ??
-        this.plan(query, page))(),
+    const deep = page.offset + page.first > DEEP_FROM;
+    const pinned = args.resultId && RESULT_ID.test(args.resultId) ? args.resultId : null;
+    const search: Search = { user, holder: randomBytes(12).toString('base64url'), resultId: newResultId() };
+    // One step on the user's slot takes a place among their searches and finds the pinned result, or notes the new
+    // one. A new search's light reads (prefix expansion, relevance statistics or the shards' versions) run beside
+    // it; the searches proper only once the place is taken.
+    const [begun, planned] = await Promise.allSettled([
+      this.begin(
+        search,
+        pinned
+          ? { resultId: pinned, fingerprint, ...(deep && { merged: { offset: page.offset, count: page.first } }) }
+          : null,
+      ),
+      pinned ? null : this.plan(query, page),
     ]);
-    const holder = acquired.status === 'fulfilled' ? acquired.value : null;
+    if (begun.status === 'rejected') throw begun.reason;
+    const started = begun.value;
+    if (!started)
+      throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
+    let made: ResultDescription | null = null;
     try {
-      if (acquired.status === 'rejected') throw acquired.reason;
-      if (!holder)
-        throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
-      if (found.status === 'rejected') throw found.reason;
-      const ready = found.value;
-      return 'resultId' in ready ? ready : await this.search({ user, plan: ready, weights, fingerprint, page });
+      if ('pinned' in started && pinned) {
+        const { description, merged } = started.pinned;
+        const hits = await this.pinnedPage({ user, resultId: pinned, meta: description, merged, page });
+        if (hits) return { resultId: pinned, totalCount: sum(description.counts), hits, terms: description.terms };
+        // its shards' sets expired: searched again, as a new result (the place is this search's already)
+        await this.begin(search, null);
+      }
+      if (planned.status === 'rejected') throw planned.reason;
+      const plan = planned.value ?? (await this.plan(query, page));
+      const found = await this.search({ ...search, plan, weights, fingerprint, page });
+      made = found.description;
+      return found.result;
     } finally {
-      // not waited for: the next command from this process on the same key is sent after it
-      if (holder)
-        this.semaphores.release({ name, holder }).catch((err: unknown) => this.log.warn({ err }, 'search: release'));
+      // not waited for: later commands of this process on the user's slot are sent after it
+      const description = made;
+      this.commands
+        .endSearch({ ...search, resultId: description && search.resultId, description, ttlSeconds: this.ttl })
+        .then((kept) => {
+          if (description && !kept) this.evict(user, [{ resultId: search.resultId, description }]);
+        })
+        .catch(this.warn('end'));
     }
+  }
+
+  /**
+   * Takes the search's place (refreshed when it has one) and reads the pinned result, or notes the new one: null when
+   * every place is taken. The results this evicts are deleted without waiting.
+   */
+  private async begin(search: Search, pinned: Pinned | null) {
+    const started = await this.commands.beginSearch({
+      ...search,
+      limit: this.options.concurrency,
+      holdMs: HOLD_MS,
+      ttlSeconds: this.ttl,
+      max: this.options.resultsPerUser,
+      pinned,
+    });
+    if (started && 'evicted' in started) this.evict(search.user, started.evicted);
+    return started;
   }
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
@@ -149,21 +178,20 @@ export class SearchService {
     return { ...plan, matchable, ...(await this.stats(groups)) };
   }
 
-  /** Runs a planned query in every shard; the new result's page. */
+  /** Runs a planned query in every shard; the new result's page and its description. */
   private async search({
     user,
+    resultId,
     plan,
     weights,
     fingerprint,
     page,
-  }: {
-    user: string;
+  }: Search & {
     plan: Plan;
     weights: RankWeights | null;
     fingerprint: string;
     page: Asked;
-  }): Promise<DocumentSearch> {
-    const resultId = randomBytes(16).toString('base64url');
+  }): Promise<{ result: DocumentSearch; description: ResultDescription }> {
     const end = page.offset + page.first;
     const order = shardOrder(page.sort, weights);
     const bm25 = { ...BM25, avgLength: plan.avgLength };
@@ -181,7 +209,7 @@ export class SearchService {
               resultId,
               matches: { query, version: plan.versions[i]! },
               order,
-              ttlSeconds: this.options.resultTtlSeconds,
+              ttlSeconds: this.ttl,
               resultMax: this.options.resultMax,
               top: end <= DEEP_FROM ? end : 0,
               bm25,
@@ -199,119 +227,93 @@ export class SearchService {
       counts: parts.map((p) => p.total),
       terms: plan.terms,
     };
-    const saved = Promise.all([
-      this.commands.saveResult({
-        home: this.shards.of(resultId),
-        resultId,
-        ttlSeconds: this.options.resultTtlSeconds,
-        description,
-      }),
-      this.track({ user, resultId, touch: false }),
-    ]);
     const hits =
       end <= DEEP_FROM
         ? await this.shallowPage(
             parts.map((p) => p.top),
             page,
           )
-        : ((await this.deepPage(resultId, description, page)) ?? []);
-    await saved;
-    return { resultId, totalCount: sum(description.counts), hits, terms: plan.terms };
+        : ((await this.deepPage({ user, resultId, meta: description, page })) ?? []);
+    return {
+      result: { resultId, totalCount: sum(description.counts), hits, terms: plan.terms },
+      description,
+    };
   }
 
   /**
-   * The page of a live result of the same query; null when it expired (or is unknown, or of another query). A deep
-   * page comes with the description, in one round trip, when the merged copy exists: it costs no more than page 1.
+   * The page of a live pinned result; null when its shards' sets expired. A deep page comes with the description,
+   * in one round trip, when the merged copy exists: it costs no more than page 1.
    */
-  private async reuse({
+  private async pinnedPage({
     user,
     resultId,
-    fingerprint,
+    meta,
+    merged,
     page,
   }: {
     user: string;
     resultId: string;
-    fingerprint: string;
+    meta: ResultDescription;
+    merged: Entry[] | null;
     page: Asked;
-  }): Promise<DocumentSearch | null> {
-    if (!RESULT_ID.test(resultId)) return null;
+  }): Promise<SearchHit[] | null> {
     const end = page.offset + page.first;
-    const deep = end > DEEP_FROM;
-    const stored = await this.commands.readResult({
-      home: this.shards.of(resultId),
-      resultId,
-      ttlSeconds: this.options.resultTtlSeconds,
-      ...(deep && { merged: { offset: page.offset, count: page.first } }),
-    });
-    const meta = stored.description;
-    if (meta?.fingerprint !== fingerprint) return null;
-    const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
-    void this.track({ user, resultId, touch: true }).catch(warn('track'));
-    let hits: SearchHit[] | null;
-    if (!deep) {
+    if (end <= DEEP_FROM) {
       const lists = await this.readShards(meta, end);
-      hits = lists && (await this.shallowPage(lists, page));
-    } else if (stored.merged) {
-      // the shards' sets are renewed with the copy, for the pages to come
-      void this.readShards(meta, 0).catch(warn('renew'));
-      hits = scored(page, stored.merged);
-    } else hits = await this.deepPage(resultId, meta, page);
-    return hits && { resultId, totalCount: sum(meta.counts), hits, terms: meta.terms };
+      return lists && (await this.shallowPage(lists, page));
+    }
+    if (!merged) return this.deepPage({ user, resultId, meta, page });
+    // the shards' sets are renewed with the copy, for the pages to come
+    void this.readShards(meta, 0).catch(this.warn('renew'));
+    return scored(page, merged);
   }
 
   /** A page past DEEP_FROM, making the merged copy of the shards' orders; null when the result expired. */
-  private async deepPage(resultId: string, meta: ResultDescription, page: Asked): Promise<SearchHit[] | null> {
+  private async deepPage({
+    user,
+    resultId,
+    meta,
+    page,
+  }: {
+    user: string;
+    resultId: string;
+    meta: ResultDescription;
+    page: Asked;
+  }): Promise<SearchHit[] | null> {
     const lists = await this.readShards(meta, this.options.resultMax);
     if (!lists) return null;
     const merged = (await this.merge(page.sort, lists)).slice(0, this.options.resultMax);
-    await this.commands.saveMerged({
-      home: this.shards.of(resultId),
-      resultId,
-      ttlSeconds: this.options.resultTtlSeconds,
-      entries: merged,
-    });
+    await this.commands.saveMerged({ user, resultId, ttlSeconds: this.ttl, entries: merged });
     return scored(page, merged.slice(page.offset, page.offset + page.first));
   }
 
   /**
-   * Notes a user's new result (or use of one, `touch`) in their list of live results; deletes their least recently
-   * used past SEARCH_RESULTS_PER_USER, with the matches they made, so that one user's searches keep few sets alive
-   * however fast they search. (Another user's result showing those matches then finds them gone, and searches
-   * again, as when they expire.)
+   * Deletes results a user's new ones evicted (past SEARCH_RESULTS_PER_USER): their merged copies and the matches
+   * they made, so that one user's searches keep few sets alive however fast they search. (Another user's result
+   * showing those matches then finds them gone, and searches again, as when they expire.) Not waited for: the
+   * deletions are sent at once, before anything else of this search.
    */
-  private async track({ user, resultId, touch }: { user: string; resultId: string; touch: boolean }): Promise<void> {
-    const evicted = await this.commands.trackResult({
-      user,
-      resultId,
-      max: this.options.resultsPerUser,
-      ttlSeconds: this.options.resultTtlSeconds,
-      touch,
-    });
-    await Promise.all(
-      evicted.map(async (old) => {
-        const home = this.shards.of(old);
-        const { description } = await this.commands.readResult({
-          home,
-          resultId: old,
-          ttlSeconds: this.options.resultTtlSeconds,
-        });
-        await Promise.all(
-          this.shards.all.map((shard, i) =>
-            this.commands.deleteResult({
-              shard,
-              resultId: old,
-              home: shard === home,
-              made: description?.made[i] ? matchesOf(description, i) : null,
-            }),
-          ),
-        );
-      }),
-    );
+  private evict(user: string, evicted: { resultId: string; description: ResultDescription | null }[]): void {
+    for (const { resultId, description } of evicted) {
+      this.commands.deleteMerged({ user, resultId }).catch(this.warn('evict'));
+      this.shards.all.forEach((shard, i) => {
+        if (description?.made[i])
+          this.commands.deleteMatches({ shard, matches: matchesOf(description, i) }).catch(this.warn('evict'));
+      });
+    }
+  }
+
+  private warn(what: string) {
+    return (err: unknown) => this.log.warn({ err }, `search: ${what}`);
+  }
+
+  private get ttl(): number {
+    return this.options.resultTtlSeconds;
   }
 
   /** Every shard's first `top` entries of a result, renewing their TTL; null when one has expired. */
   private async readShards(meta: ResultDescription, top: number): Promise<Entry[][] | null> {
-    const ttlSeconds = this.options.resultTtlSeconds;
+    const ttlSeconds = this.ttl;
     const lists = await Promise.all(
       this.shards.all.map(async (shard, i) =>
         meta.counts[i] ? this.commands.readHits({ shard, matches: matchesOf(meta, i), ttlSeconds, top }) : [],
@@ -380,6 +382,22 @@ export class SearchService {
     };
   }
 }
+
+/** One search of a user: its place among the user's searches, and the id of the result it makes. */
+interface Search {
+  user: string;
+  holder: string;
+  resultId: string;
+}
+
+/** The live result a search names, the query it must answer, and the page of its merged copy to read. */
+interface Pinned {
+  resultId: string;
+  fingerprint: string;
+  merged?: { offset: number; count: number };
+}
+
+const newResultId = () => randomBytes(16).toString('base64url');
 
 /** The page a search asks for. */
 interface Asked {
