@@ -405,6 +405,20 @@ describe('shared matches', () => {
     }
   });
 
+  it("a search names each shard's matches by the version its process saw last, and a shard changed since (by another process) is searched at its new version", async () => {
+    const a = await startTestApp();
+    const b = await startTestApp({ KEY_PREFIX: a.config.keyPrefix });
+    const [alice, bob] = [(await a.signUp()).token, (await b.signUp()).token];
+    await Promise.all(['x1', 'x2', 'x3'].map((id) => index(a, alice, id, 'elsewhere')));
+    const before = await search(a, alice, 'elsewhere', { sort: 'VOTES_DESC' });
+    expect(before.documents.map((d) => d.id)).toEqual(['x1', 'x2', 'x3']);
+    await b.gql('mutation { voteDocument(id: "x3") { votes } }', {}, bob);
+    await index(b, alice, 'x4', 'elsewhere');
+    const after = await search(a, alice, 'elsewhere', { sort: 'VOTES_DESC' });
+    expect(after.documents.map((d) => d.id)).toEqual(['x3', 'x1', 'x2', 'x4']);
+    expect(after.totalCount).toBe(4);
+  });
+
   it('a change makes the next search compute again: a vote moves a document up at once', async () => {
     const t = await startTestApp();
     const [alice, bob, carol] = [(await t.signUp()).token, (await t.signUp()).token, (await t.signUp()).token];

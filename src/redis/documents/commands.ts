@@ -27,7 +27,7 @@ const releaseLeaseScript = script<number>('releaseLease');
 const voteDocumentScript = script<number>('voteDocument');
 const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
 const searchStatsScript = script<(number | string)[]>('searchStats');
-const searchDocumentsScript = script<[number, string[], 0 | 1]>('searchDocuments');
+const searchDocumentsScript = script<[number, string[], 0 | 1] | [number, string]>('searchDocuments');
 const readHitsScript = script<string[] | null>('readHits');
 const readDocumentsScript = script<(false | [string, string, string, string, string | null, 0 | 1])[]>('readDocuments');
 const beginSearchScript = script<0 | [1, string | null, string[] | null, (string | null)[]]>('beginSearch');
@@ -346,11 +346,15 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       };
     },
 
-    /** Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. */
+    /**
+     * Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. With `checked`,
+     * refused with CHANGED (and the shard's version) when the shard is not at `matches.version`.
+     */
     async searchDocuments(a: {
       shard: Shard;
       resultId: string;
       matches: Matches;
+      checked: boolean;
       order: ShardOrder;
       ttlSeconds: number;
       resultMax: number;
@@ -359,11 +363,11 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       bm25: { k1: number; b: number; avgLength: number };
       groups: readonly { words: readonly string[]; idf: number }[];
       exclude: readonly string[];
-    }): Promise<{ total: number; top: Entry[]; made: boolean }> {
+    }): Promise<{ total: number; top: Entry[]; made: boolean } | (Refused & { version: string })> {
       const s = a.shard;
       const m = s.matches(a.matches.query, a.matches.version);
       const { weights, then } = a.order;
-      const [total, top, made] = await searchDocumentsScript(
+      const reply = await searchDocumentsScript(
         redis,
         [
           m.hits,
@@ -374,6 +378,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.titles,
           s.lengths,
           s.scratch(a.resultId, 0),
+          s.version,
           ...a.groups.map((_g, i) => s.scratch(a.resultId, i + 1)),
           ...a.groups.flatMap((g) => g.words.map(s.word)),
           ...a.exclude.map(s.word),
@@ -391,14 +396,12 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           a.bm25.k1,
           a.bm25.b,
           JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
+          a.checked ? a.matches.version : '',
         ],
       );
+      if (typeof reply[1] === 'string') return { ...refused(reply[0]), version: reply[1] };
+      const [total, top, made] = reply as [number, string[], 0 | 1];
       return { total, top: pairs(top), made: made === 1 };
-    },
-
-    /** The shard's change counter: searches that find it the same share their matches. */
-    async shardVersion({ shard }: { shard: Shard }): Promise<string> {
-      return (await redis.get(shard.version)) ?? '0';
     },
 
     /** The first `top` entries of a shard's result set, renewing its TTL; null when it expired. */

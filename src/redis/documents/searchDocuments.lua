@@ -17,7 +17,8 @@
   KEYS[6] titles: hash, id -> the lower-cased title
   KEYS[7] lengths: hash, id -> the document's weighted length
   KEYS[8] scratch: sorted set, orders titles that tie in titleScores, deleted before the script returns
-  KEYS[9..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
+  KEYS[9] version: string, the shard's change counter (the matches' name has the version they are of)
+  KEYS[10..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
     before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
     then the postings of the excluded words (the rest)
   ARGV[1] ttl: the result's TTL, seconds
@@ -32,13 +33,23 @@
   ARGV[10] k1: bm25: BM25's k1
   ARGV[11] b: bm25: BM25's b
   ARGV[12] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
+  ARGV[13] expected: the version `hits` and `total` are named by; when the shard is at another, nothing is done
+    ('' to skip the check: the caller read the version with what else decides the matches, BM25's statistics)
 
-  Returns {matches, {id, score, ...} of the first `top`, 1 when this search made them or 0 when it found them}.
+  Returns {matches, {id, score, ...} of the first `top`, 1 when this search made them or 0 when it found them}, or
+  {STATUS.CHANGED, the shard's version} when it is not `expected` (the caller names the matches by it and calls again).
 ]]
 --- @include lib/chunks
 local hits, total, updated, votes, titleScores, titles, lengths, scratch =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local expected = ARGV[13]
+if expected ~= '' then
+  local version = redis.call('GET', KEYS[9]) or '0'
+  if version ~= expected then
+    return { STATUS.CHANGED, version }
+  end
+end
 
 local function firstOf(count)
   return top > 0 and count > 0 and redis.call('ZRANGE', hits, 0, top - 1, 'WITHSCORES') or {}
@@ -55,7 +66,7 @@ local avgLength, k1, b = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11
 local packed = cjson.decode(ARGV[12])
 local sizes, idf = packed.sizes, packed.idf
 local groups = #sizes
-local setsAt = 9 -- a scratch key per group, then the postings
+local setsAt = 10 -- a scratch key per group, then the postings
 local postingsAt = setsAt + groups
 
 -- each group as one sorted set: a word's postings, or the union (frequencies summed) of its words'

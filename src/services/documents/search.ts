@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { DocumentCommands, Entry, Matches, ResultDescription } from '../../redis/documents/commands.js';
+import type { DocumentCommands, Entry, Matches, ResultDescription, Shard } from '../../redis/documents/commands.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
@@ -85,6 +85,8 @@ export class SearchService {
   private readonly shards: Shards;
   private readonly options: SearchOptions;
   private readonly log: Logger;
+  /** Each shard's version as this process last saw it: what a search by a sort other than RELEVANCE names first. */
+  private readonly versions: string[] = [];
 
   constructor(deps: SearchServiceDeps) {
     ({ commands: this.commands, shards: this.shards, options: this.options, log: this.log } = deps);
@@ -164,18 +166,17 @@ export class SearchService {
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
   private async plan(query: ParsedQuery, page: Asked): Promise<Plan> {
-    // the shards' versions come with RELEVANCE's statistics, and are read beside the prefixes' expansion otherwise
+    // RELEVANCE's statistics come with the shards' versions; other sorts take the versions this process saw last,
+    // which each shard's script checks (docs/search.md, "Shared matches")
     const bm25 = sortOf(page.sort).then === 'bm25';
-    const [expanded, versions] = await Promise.all([
-      this.expand([...query.groups.flat(), ...query.exclude]),
-      bm25 ? null : Promise.all(this.shards.all.map((shard) => this.commands.shardVersion({ shard }))),
-    ]);
+    const expanded = await this.expand([...query.groups.flat(), ...query.exclude]);
     const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
     const groups = query.groups.map(words);
     const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
     const matchable = groups.every((g) => g.length > 0);
-    if (!bm25 || !matchable) return { ...plan, matchable, ...NO_STATS, versions: versions ?? [] };
-    return { ...plan, matchable, ...(await this.stats(groups)) };
+    if (!bm25 || !matchable)
+      return { ...plan, matchable, ...NO_STATS, versions: this.shards.all.map((_s, i) => this.versions[i] ?? '0') };
+    return { ...plan, matchable, checked: false, ...(await this.stats(groups)) };
   }
 
   /** Runs a planned query in every shard; the new result's page and its description. */
@@ -201,28 +202,37 @@ export class SearchService {
       .update(JSON.stringify([order, bm25, groups, plan.exclude, this.options.resultMax]))
       .digest('base64url')
       .slice(0, 22);
+    const versions = [...plan.versions];
+    // A shard found at another version than the one named returns it; asked again, unchecked, it then names its
+    // matches by the version just read, as a search that reads the versions first does (at most two trips).
+    const inShard = async (shard: Shard, i: number) => {
+      const run = (checked: boolean) =>
+        this.commands.searchDocuments({
+          shard,
+          resultId,
+          matches: { query, version: versions[i]! },
+          checked,
+          order,
+          ttlSeconds: this.ttl,
+          resultMax: this.options.resultMax,
+          top: end <= DEEP_FROM ? end : 0,
+          bm25,
+          groups,
+          exclude: plan.exclude,
+        });
+      const first = await run(plan.checked);
+      if (!('version' in first)) return first;
+      versions[i] = this.versions[i] = first.version;
+      const again = await run(false); // unchecked: never refused
+      return again as Exclude<typeof again, { version: string }>;
+    };
     const parts = plan.matchable
-      ? await Promise.all(
-          this.shards.all.map((shard, i) =>
-            this.commands.searchDocuments({
-              shard,
-              resultId,
-              matches: { query, version: plan.versions[i]! },
-              order,
-              ttlSeconds: this.ttl,
-              resultMax: this.options.resultMax,
-              top: end <= DEEP_FROM ? end : 0,
-              bm25,
-              groups,
-              exclude: plan.exclude,
-            }),
-          ),
-        )
+      ? await Promise.all(this.shards.all.map(inShard))
       : this.shards.all.map(() => ({ total: 0, top: [], made: false }));
     const description: ResultDescription = {
       fingerprint,
       query,
-      versions: plan.versions,
+      versions,
       made: parts.map((p) => p.made),
       counts: parts.map((p) => p.total),
       terms: plan.terms,
@@ -378,7 +388,7 @@ export class SearchService {
         return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
       }),
       avgLength: documents > 0 ? lengthSum / documents : 1,
-      versions: parts.map((p) => p.version),
+      versions: parts.map((p, i) => (this.versions[i] = p.version)),
     };
   }
 }
@@ -406,8 +416,8 @@ interface Asked {
   first: number;
 }
 
-/** The relevance statistics of a search by another sort (unused). */
-const NO_STATS = { idf: [] as number[], avgLength: 1 };
+/** The relevance statistics of a search by another sort (unused); its shards check the versions it names. */
+const NO_STATS = { idf: [] as number[], avgLength: 1, checked: true };
 
 /**
  * A new search's words, statistics and the version of each shard it found; `matchable` is false when a prefix
@@ -415,6 +425,8 @@ const NO_STATS = { idf: [] as number[], avgLength: 1 };
  */
 interface Plan {
   versions: string[];
+  /** Whether each shard checks it is at `versions` (those this process saw last), rather than just read. */
+  checked: boolean;
   groups: string[][];
   exclude: string[];
   terms: string[];
