@@ -219,8 +219,8 @@ interface Step {
 
 /**
  * Runs `run` over `queries` one at a time and reports where each search went: the commands the client sent, in
- * batches written together (a batch whose every reply came before the answer is a trip the answer waited for; the
- * rest, sent along, are not waited for), and the Redis time of each command or script (SLOWLOG with a 0 µs
+ * batches written together (in one turn of the event loop, before a reply to any of them came back; a batch whose
+ * every reply came before the answer is a trip the answer waited for; the rest, sent along, are not waited for), and the Redis time of each command or script (SLOWLOG with a 0 µs
  * threshold, scripts named by their SHA), per search. `clients` names the connections whose commands count.
  */
 async function breakdown(
@@ -250,6 +250,7 @@ async function breakdown(
     b.sent++;
     commands++;
     const settled = () => {
+      if (batch === b) batch = null; // what is sent after a reply is another trip
       if (--b.sent === 0) b.done = performance.now();
     };
     c.promise.then(settled, settled);
