@@ -7,6 +7,7 @@
  * a flood of distinct queries, and the Redis work of one cold query asked by many users against that of as many
  * different queries. How it measures: docs/benchmarks.md.
  */
+import { randomUUID } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Redis } from 'ioredis';
@@ -61,7 +62,6 @@ const ms = (n: number) => Number(n.toFixed(2));
 // SCARD + SORT ... BY kb:doc:*->updated.
 
 class BookSearch {
-  private next = 0;
   constructor(private readonly redis: Redis) {}
 
   async index(d: CorpusDocument): Promise<void> {
@@ -75,7 +75,7 @@ class BookSearch {
     const { groups, exclude } = parseQuery(query);
     const multi = this.redis.multi();
     const temp = (keys: string[], op: 'sinterstore' | 'sunionstore' | 'sdiffstore') => {
-      const id = `${BOOK}idx:${++this.next}`;
+      const id = `${BOOK}idx:${randomUUID()}`; // the book's uuid4 (a counter would name the keys of numeric words)
       multi[op](id, ...keys);
       multi.expire(id, 30);
       return id;

@@ -3,12 +3,14 @@
   user's searches running now (at most `limit`: refused otherwise, nothing written), then either the live result
   the user pins (its description renewed and returned, with a page of its merged copy when asked) or, when there is
   none (or it answers another query), the new result noted among the user's live results, the least recently used
-  past `max` leaving with their descriptions (returned, so that the caller deletes the matches they made).
-  Entries of `results` older than the TTL have expired: they leave, with their descriptions.
+  past `max` leaving with their descriptions (returned, so that the caller deletes the matches they made). An
+  entry of `results` older than the TTL has expired: it is not found, and being the least recently used, it is the
+  first to leave.
 
   KEYS[1] searching: sorted set, holder id -> expiry (ms), the user's searches running now
   KEYS[2] results: sorted set, the user's live result ids by last use (ms), expiring with the newest
-  KEYS[3] descriptions: hash, result id -> JSON of its description (fingerprint first), expiring with `results`
+  KEYS[3] descriptions: hash, result id -> JSON of its description, expiring with the newest description kept
+    or found
   KEYS[4] merged: list, the pinned result's merged copy ("<score> <id>" each); any key of the user's slot otherwise
   ARGV[1] limit: searches of the user at once
   ARGV[2] holdMs: a place not given back is dropped after this long (a process that died)
@@ -27,7 +29,6 @@
 ]]
 --- @include lib/now
 --- @include lib/holders
---- @include lib/chunks
 local searching, results, descriptions, merged = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, holdMs, holder, ttlMs, max = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local resultId, pinned, fingerprint = ARGV[6], ARGV[7], ARGV[8]
@@ -35,28 +36,20 @@ local offset, count = tonumber(ARGV[9]), tonumber(ARGV[10])
 local now = nowMs()
 
 dropExpired(searching, now)
-if not redis.call('ZSCORE', searching, holder) and redis.call('ZCARD', searching) >= limit then
+if redis.call('ZCARD', searching) >= limit and not redis.call('ZSCORE', searching, holder) then
   return 0
 end
+-- every holder is added for holdMs from its Redis time: the newest holds longest
 redis.call('ZADD', searching, now + holdMs, holder)
-expireWithLastHolder(searching)
+redis.call('PEXPIRE', searching, holdMs)
 
-local gone = redis.call('ZRANGE', results, '-inf', now - ttlMs, 'BYSCORE')
-inChunks(#gone, function(first, last)
-  redis.call('ZREM', results, unpack(gone, first, last))
-  redis.call('HDEL', descriptions, unpack(gone, first, last))
-end)
-
-local function renew()
-  redis.call('PEXPIRE', results, ttlMs)
-  redis.call('PEXPIRE', descriptions, ttlMs)
-end
-
-if pinned ~= '' and redis.call('ZSCORE', results, pinned) then
+local used = pinned ~= '' and tonumber(redis.call('ZSCORE', results, pinned))
+if used and used > now - ttlMs then
   local description = redis.call('HGET', descriptions, pinned)
   if description and cjson.decode(description).fingerprint == fingerprint then
     redis.call('ZADD', results, now, pinned)
-    renew()
+    redis.call('PEXPIRE', results, ttlMs)
+    redis.call('PEXPIRE', descriptions, ttlMs)
     local page = false
     if count > 0 and redis.call('PEXPIRE', merged, ttlMs) == 1 then
       page = redis.call('LRANGE', merged, offset, offset + count - 1)
@@ -76,5 +69,5 @@ if over > 0 then
     redis.call('HDEL', descriptions, popped[i])
   end
 end
-renew()
+redis.call('PEXPIRE', results, ttlMs)
 return { 1, false, false, evicted }

@@ -44,17 +44,15 @@ local hits, total, updated, votes, titleScores, titles, lengths, scratch =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local expected = ARGV[13]
-if expected ~= '' then
-  local version = redis.call('GET', KEYS[9]) or '0'
-  if version ~= expected then
-    return { STATUS.CHANGED, version }
-  end
+local read = redis.call('MGET', total, KEYS[9])
+local known, version = tonumber(read[1]), read[2] or '0'
+if expected ~= '' and version ~= expected then
+  return { STATUS.CHANGED, version }
 end
 
 local function firstOf(count)
   return top > 0 and count > 0 and redis.call('ZRANGE', hits, 0, top - 1, 'WITHSCORES') or {}
 end
-local known = tonumber(redis.call('GET', total))
 if known and (known == 0 or redis.call('EXPIRE', hits, ttl) == 1) then
   redis.call('EXPIRE', total, ttl)
   return { known, firstOf(known), 0 }
@@ -104,9 +102,9 @@ args[#args + 1] = 'WEIGHTS'
 for i = 1, #weights do
   args[#args + 1] = weights[i]
 end
-redis.call('ZINTERSTORE', unpack(args))
+local matched = redis.call('ZINTERSTORE', unpack(args))
 inChunks(#KEYS - k + 1, function(first, last)
-  redis.call('ZDIFFSTORE', hits, last - first + 2, hits, unpack(KEYS, k + first - 1, k + last - 1))
+  matched = redis.call('ZDIFFSTORE', hits, last - first + 2, hits, unpack(KEYS, k + first - 1, k + last - 1))
 end)
 
 -- byWholeTitle: ids in the order of their whole lower-cased titles (bytes), then ids. Redis orders the members
@@ -143,7 +141,6 @@ local function storeScores(entries)
     redis.call('ZADD', hits, unpack(entries, first, last))
   end)
 end
-local matched = redis.call('ZCARD', hits)
 if matched > 0 and rescore == 'bm25' then
   local ids, entries = redis.call('ZRANGE', hits, 0, -1), {}
   inChunks(#ids, function(first, last)
