@@ -2,8 +2,8 @@
   readDocuments: documents of one shard as a viewer sees them, in one step (what a page of a search shows: one call
   per shard however many documents it has).
 
-  KEYS[1..n] docs: the documents' hashes
-  KEYS[n+1..2n] voters: sets, who voted for each document (only when `viewer` is given)
+  KEYS[1..] documents: the documents' hashes, then (only when `viewer` is given) the sets of who voted for each, in
+    the same order
   ARGV[1] content: '1' to read the content too
   ARGV[2] viewer: the user whose votes are asked ('' for none)
 

@@ -40,14 +40,14 @@
   {STATUS.CHANGED, the shard's version} when it is not `expected` (the caller names the matches by it and calls again).
 ]]
 --- @include lib/chunks
-local hits, total, updated, votes, titleScores, titles, lengths, scratch =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local hits, total, updated, votes, titleScores, titles, lengths, scratch, version =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local expected = ARGV[13]
-local read = redis.call('MGET', total, KEYS[9])
-local known, version = tonumber(read[1]), read[2] or '0'
-if expected ~= '' and version ~= expected then
-  return { STATUS.CHANGED, version }
+local read = redis.call('MGET', total, version)
+local known, now = tonumber(read[1]), read[2] or '0'
+if expected ~= '' and now ~= expected then
+  return { STATUS.CHANGED, now }
 end
 
 local function firstOf(count)
