@@ -348,7 +348,8 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
 
     /**
      * Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. With `checked`,
-     * refused with CHANGED (and the shard's version) when the shard is not at `matches.version`.
+     * refused with CHANGED (and the shard's version) when the shard is not at `matches.version`. Deletes the matches
+     * `drop` first (those results the user's new one evicted made in this shard).
      */
     async searchDocuments(a: {
       shard: Shard;
@@ -363,6 +364,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       bm25: { k1: number; b: number; avgLength: number };
       groups: readonly { words: readonly string[]; idf: number }[];
       exclude: readonly string[];
+      drop: readonly Matches[];
     }): Promise<{ total: number; top: Entry[]; made: boolean } | (Refused & { version: string })> {
       const s = a.shard;
       const m = s.matches(a.matches.query, a.matches.version);
@@ -382,6 +384,10 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           ...a.groups.map((_g, i) => s.scratch(a.resultId, i + 1)),
           ...a.groups.flatMap((g) => g.words.map(s.word)),
           ...a.exclude.map(s.word),
+          ...a.drop.flatMap((d) => {
+            const dropped = s.matches(d.query, d.version);
+            return [dropped.hits, dropped.total];
+          }),
         ],
         [
           a.ttlSeconds,
@@ -395,7 +401,11 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           a.bm25.avgLength,
           a.bm25.k1,
           a.bm25.b,
-          JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
+          JSON.stringify({
+            sizes: a.groups.map((g) => g.words.length),
+            idf: a.groups.map((g) => g.idf),
+            drops: a.drop.length,
+          }),
           a.checked ? a.matches.version : '',
         ],
       );
@@ -478,8 +488,9 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /**
-     * A search of `user` ends: gives its place back and keeps the description of its new result (`resultId`, null
-     * for none); false when that result was evicted meanwhile (its description is not kept).
+     * A search of `user` ends: gives its place back, deletes the merged copies of the results its begin `evicted`,
+     * and keeps the description of its new result (`resultId`, null for none); false when that result was evicted
+     * meanwhile (its description is not kept).
      */
     async endSearch(a: {
       user: string;
@@ -487,11 +498,12 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       resultId: string | null;
       description: ResultDescription | null;
       ttlSeconds: number;
+      evicted: readonly string[];
     }): Promise<boolean> {
       const u = keys.searcher(a.user);
       const kept = await endSearchScript(
         redis,
-        [u.searching, u.results, u.descriptions],
+        [u.searching, u.results, u.descriptions, ...a.evicted.map(u.merged)],
         [a.holder, a.resultId ?? '', a.description ? JSON.stringify(a.description) : '', a.ttlSeconds * 1000],
       );
       return kept === 1;

@@ -20,7 +20,8 @@
   KEYS[9] version: string, the shard's change counter (the matches' name has the version they are of)
   KEYS[10..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
     before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
-    then the postings of the excluded words (the rest)
+    then the postings of the excluded words, then the matches (hits and total, packed.drops pairs) of results the
+    user's new one evicted, deleted first
   ARGV[1] ttl: the result's TTL, seconds
   ARGV[2] resultMax: the most matches kept
   ARGV[3] top: how many of the first matches are returned
@@ -32,7 +33,8 @@
   ARGV[9] avgLength: bm25: the average document length over every shard
   ARGV[10] k1: bm25: BM25's k1
   ARGV[11] b: bm25: BM25's b
-  ARGV[12] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
+  ARGV[12] packed: cjson {sizes = {...}, idf = {...}, drops = n}: per group of query words, its number of words
+    and its idf; how many evicted results' matches are deleted
   ARGV[13] expected: the version `hits` and `total` are named by; when the shard is at another, nothing is done
     ('' to skip the check: the caller read the version with what else decides the matches, BM25's statistics)
 
@@ -44,6 +46,12 @@ local hits, total, updated, votes, titleScores, titles, lengths, scratch, versio
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local expected = ARGV[13]
+local packed = cjson.decode(ARGV[12])
+local sizes, idf, drops = packed.sizes, packed.idf, packed.drops
+local dropsAt = #KEYS - 2 * drops + 1
+if drops > 0 then
+  redis.call('DEL', unpack(KEYS, dropsAt, #KEYS))
+end
 local read = redis.call('MGET', total, version)
 local known, now = tonumber(read[1]), read[2] or '0'
 if expected ~= '' and now ~= expected then
@@ -61,8 +69,6 @@ end
 local weightUpdated, weightVotes, weightTitle = ARGV[4], ARGV[5], ARGV[6]
 local rescore, descending = ARGV[7], ARGV[8] == '1'
 local avgLength, k1, b = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local packed = cjson.decode(ARGV[12])
-local sizes, idf = packed.sizes, packed.idf
 local groups = #sizes
 local setsAt = 10 -- a scratch key per group, then the postings
 local postingsAt = setsAt + groups
@@ -103,7 +109,7 @@ for i = 1, #weights do
   args[#args + 1] = weights[i]
 end
 local matched = redis.call('ZINTERSTORE', unpack(args))
-inChunks(#KEYS - k + 1, function(first, last)
+inChunks(dropsAt - k, function(first, last)
   matched = redis.call('ZDIFFSTORE', hits, last - first + 2, hits, unpack(KEYS, k + first - 1, k + last - 1))
 end)
 

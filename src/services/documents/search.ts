@@ -104,7 +104,13 @@ export class SearchService {
     const page = { sort: args.sort, offset: args.offset, first: args.first };
     const deep = page.offset + page.first > DEEP_FROM;
     const pinned = args.resultId && RESULT_ID.test(args.resultId) ? args.resultId : null;
-    const search: Search = { user, holder: randomBytes(12).toString('base64url'), resultId: newResultId() };
+    const search: Search = {
+      user,
+      holder: randomBytes(12).toString('base64url'),
+      resultId: newResultId(),
+      evicted: [],
+      dropped: false,
+    };
     // One step on the user's slot takes a place among their searches and finds the pinned result, or notes the new
     // one. A new search's light reads (prefix expansion, relevance statistics or the shards' versions) run beside
     // it; the searches proper only once the place is taken.
@@ -132,24 +138,37 @@ export class SearchService {
       }
       if (planned.status === 'rejected') throw planned.reason;
       const plan = planned.value ?? (await this.plan(query, page));
-      const found = await this.search({ ...search, plan, weights, fingerprint, page });
+      const found = await this.search(search, { plan, weights, fingerprint, page });
       made = found.description;
       return found.result;
     } finally {
-      // not waited for: later commands of this process on the user's slot are sent after it
+      // not waited for: later commands of this process on the user's slot (and shards) are sent after these
       const description = made;
+      const { resultId, evicted } = search;
       this.commands
-        .endSearch({ ...search, resultId: description && search.resultId, description, ttlSeconds: this.ttl })
+        .endSearch({
+          ...search,
+          resultId: description && resultId,
+          description,
+          ttlSeconds: this.ttl,
+          evicted: evicted.map((e) => e.resultId),
+        })
         .then((kept) => {
-          if (description && !kept) this.evict(user, [{ resultId: search.resultId, description }]);
+          if (!description || kept) return;
+          this.commands.deleteMerged({ user, resultId }).catch(this.warn('end'));
+          this.dropMatches([{ resultId, description }]);
         })
         .catch(this.warn('end'));
+      if (!search.dropped) this.dropMatches(evicted);
     }
   }
 
   /**
    * Takes the search's place (refreshed when it has one) and reads the pinned result, or notes the new one: null when
-   * every place is taken. The results this evicts are deleted without waiting.
+   * every place is taken. The results this evicts are the search's to delete (evicted), so that one user's searches
+   * keep few sets alive however fast they search: the matches they made by the shards' scripts of this search,
+   * their merged copies at its end. (Another user's result showing those matches then finds them gone, and searches
+   * again, as when they expire.)
    */
   private async begin(search: Search, pinned: Pinned | null) {
     const started = await this.commands.beginSearch({
@@ -160,7 +179,7 @@ export class SearchService {
       max: this.options.resultsPerUser,
       pinned,
     });
-    if (started && 'evicted' in started) this.evict(search.user, started.evicted);
+    if (started && 'evicted' in started) search.evicted.push(...started.evicted);
     return started;
   }
 
@@ -180,19 +199,21 @@ export class SearchService {
   }
 
   /** Runs a planned query in every shard; the new result's page and its description. */
-  private async search({
-    user,
-    resultId,
-    plan,
-    weights,
-    fingerprint,
-    page,
-  }: Search & {
-    plan: Plan;
-    weights: RankWeights | null;
-    fingerprint: string;
-    page: Asked;
-  }): Promise<{ result: DocumentSearch; description: ResultDescription }> {
+  private async search(
+    search: Search,
+    {
+      plan,
+      weights,
+      fingerprint,
+      page,
+    }: {
+      plan: Plan;
+      weights: RankWeights | null;
+      fingerprint: string;
+      page: Asked;
+    },
+  ): Promise<{ result: DocumentSearch; description: ResultDescription }> {
+    const { user, resultId } = search;
     const end = page.offset + page.first;
     const order = shardOrder(page.sort, weights);
     const bm25 = { ...BM25, avgLength: plan.avgLength };
@@ -205,8 +226,11 @@ export class SearchService {
     const versions = [...plan.versions];
     // A shard found at another version than the one named returns it; asked again, unchecked, it then names its
     // matches by the version just read, as a search that reads the versions first does (at most two trips).
+    const drops = this.shards.all.map((_s, i) =>
+      search.evicted.flatMap(({ description: d }) => (d?.made[i] ? [matchesOf(d, i)] : [])),
+    );
     const inShard = async (shard: Shard, i: number) => {
-      const run = (checked: boolean) =>
+      const run = (checked: boolean, drop: readonly Matches[]) =>
         this.commands.searchDocuments({
           shard,
           resultId,
@@ -219,16 +243,19 @@ export class SearchService {
           bm25,
           groups,
           exclude: plan.exclude,
+          drop,
         });
-      const first = await run(plan.checked);
+      const first = await run(plan.checked, drops[i]!);
       if (!('version' in first)) return first;
       versions[i] = this.versions[i] = first.version;
-      const again = await run(false); // unchecked: never refused
+      const again = await run(false, []); // unchecked: never refused
       return again as Exclude<typeof again, { version: string }>;
     };
-    const parts = plan.matchable
-      ? await Promise.all(this.shards.all.map(inShard))
-      : this.shards.all.map(() => ({ total: 0, top: [], made: false }));
+    let parts: { total: number; top: Entry[]; made: boolean }[];
+    if (plan.matchable) {
+      parts = await Promise.all(this.shards.all.map(inShard));
+      search.dropped = true;
+    } else parts = this.shards.all.map(() => ({ total: 0, top: [], made: false }));
     const description: ResultDescription = {
       fingerprint,
       query,
@@ -297,20 +324,13 @@ export class SearchService {
     return scored(page, merged.slice(page.offset, page.offset + page.first));
   }
 
-  /**
-   * Deletes results a user's new ones evicted (past SEARCH_RESULTS_PER_USER): their merged copies and the matches
-   * they made, so that one user's searches keep few sets alive however fast they search. (Another user's result
-   * showing those matches then finds them gone, and searches again, as when they expire.) Not waited for: the
-   * deletions are sent at once, before anything else of this search.
-   */
-  private evict(user: string, evicted: { resultId: string; description: ResultDescription | null }[]): void {
-    for (const { resultId, description } of evicted) {
-      this.commands.deleteMerged({ user, resultId }).catch(this.warn('evict'));
+  /** Deletes the matches `evicted` results made, in each shard, without waiting. */
+  private dropMatches(evicted: readonly Evicted[]): void {
+    for (const { description } of evicted)
       this.shards.all.forEach((shard, i) => {
         if (description?.made[i])
           this.commands.deleteMatches({ shard, matches: matchesOf(description, i) }).catch(this.warn('evict'));
       });
-    }
   }
 
   private warn(what: string) {
@@ -393,11 +413,22 @@ export class SearchService {
   }
 }
 
-/** One search of a user: its place among the user's searches, and the id of the result it makes. */
+/** A result evicted past SEARCH_RESULTS_PER_USER, with its description (null: none was kept). */
+interface Evicted {
+  resultId: string;
+  description: ResultDescription | null;
+}
+
+/**
+ * One search of a user: its place among the user's searches, the id of the result it makes, the results its begin
+ * evicted, and whether its shards' scripts deleted the matches those made.
+ */
 interface Search {
   user: string;
   holder: string;
   resultId: string;
+  evicted: Evicted[];
+  dropped: boolean;
 }
 
 /** The live result a search names, the query it must answer, and the page of its merged copy to read. */
