@@ -5,6 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { documentKeys } from '../../src/redis/documents/keys.js';
+import { keyspace } from '../../src/redis/keys.js';
 import { DEEP_FROM } from '../../src/services/documents/search.js';
 import { DOCUMENT_SORTS } from '../../src/services/documents/sorts.js';
 import { eventually, prefixMemory, startTestApp, type TestApp } from '../support/app.js';
@@ -371,13 +373,13 @@ describe('result sets', () => {
 describe('shared matches', () => {
   /** Of results `ids`, how many times each shard made its matches rather than finding them made. */
   async function made(t: TestApp, ids: string[]): Promise<number> {
-    const metas = (await prefixMemory(t.redis, `${t.config.keyPrefix}docs:`)).keys.filter((k) =>
-      ids.some((id) => k.endsWith(`:result:${id}:meta`)),
+    const kept = (await prefixMemory(t.redis, `${t.config.keyPrefix}docs:`)).keys.filter((k) =>
+      k.endsWith(':result:descriptions'),
     );
-    expect(metas).toHaveLength(ids.length);
-    const descriptions = await Promise.all(
-      metas.map(async (k) => JSON.parse((await t.redis.get(k))!) as { made: boolean[] }),
+    const descriptions = (await Promise.all(kept.map((k) => t.redis.hmget(k, ...ids)))).flatMap((values) =>
+      values.filter((v) => v !== null).map((v) => JSON.parse(v) as { made: boolean[] }),
     );
+    expect(descriptions).toHaveLength(ids.length);
     return descriptions.reduce((n, d) => n + d.made.filter(Boolean).length, 0);
   }
 
@@ -401,6 +403,20 @@ describe('shared matches', () => {
         ),
       ).toBe(a.config.search.shards);
     }
+  });
+
+  it("a search names each shard's matches by the version its process saw last, and a shard changed since (by another process) is searched at its new version", async () => {
+    const a = await startTestApp();
+    const b = await startTestApp({ KEY_PREFIX: a.config.keyPrefix });
+    const [alice, bob] = [(await a.signUp()).token, (await b.signUp()).token];
+    await Promise.all(['x1', 'x2', 'x3'].map((id) => index(a, alice, id, 'elsewhere')));
+    const before = await search(a, alice, 'elsewhere', { sort: 'VOTES_DESC' });
+    expect(before.documents.map((d) => d.id)).toEqual(['x1', 'x2', 'x3']);
+    await b.gql('mutation { voteDocument(id: "x3") { votes } }', {}, bob);
+    await index(b, alice, 'x4', 'elsewhere');
+    const after = await search(a, alice, 'elsewhere', { sort: 'VOTES_DESC' });
+    expect(after.documents.map((d) => d.id)).toEqual(['x3', 'x1', 'x2', 'x4']);
+    expect(after.totalCount).toBe(4);
   });
 
   it('a change makes the next search compute again: a vote moves a document up at once', async () => {
@@ -429,21 +445,88 @@ describe('limits', () => {
     );
   });
 
-  it('one user runs at most SEARCH_CONCURRENCY searches at once (BUSY past it); others are not affected', async () => {
-    const t = await startTestApp({ SEARCH_CONCURRENCY: '1' });
+  it('one user runs at most SEARCH_CONCURRENCY searches at once (BUSY past it, nothing noted); others are not affected', async () => {
+    const t = await startTestApp({ SEARCH_CONCURRENCY: '2' });
     const alice = await t.signUp();
     const bob = (await t.signUp()).token;
     await index(t, alice.token, 'x', 'word');
-    const holder = await t.app.services.semaphores.acquire({
-      name: `search:${alice.username}`,
-      limit: 1,
-      timeoutMs: 10_000,
-    });
-    expect(holder).not.toBeNull();
-    expect(codeOf(await t.gql(SEARCH, { q: 'word' }, alice.token))).toBe('BUSY');
+    const { searching, results } = documentKeys(keyspace(t.config.keyPrefix)).searcher(alice.username);
+    // two searches of alice running elsewhere (another process), as the search's first step counts them
+    const [seconds] = await t.redis.time();
+    const until = (Number(seconds) + 60) * 1000;
+    await t.redis.zadd(searching, until, 'elsewhere-1', until, 'elsewhere-2');
+    for (const rid of [null, 'AAAAAAAAAAAAAAAAAAAAAA'])
+      expect(codeOf(await t.gql(SEARCH, { q: 'word', rid }, alice.token))).toBe('BUSY');
+    expect(await t.redis.zcard(results)).toBe(0); // a refused search notes no result
     expect((await search(t, bob, 'word')).totalCount).toBe(1);
-    await t.app.services.semaphores.release({ name: `search:${alice.username}`, holder: holder! });
-    expect((await search(t, alice.token, 'word')).totalCount).toBe(1);
+    await t.redis.zrem(searching, 'elsewhere-2');
+    const found = await search(t, alice.token, 'word');
+    expect(found.totalCount).toBe(1);
+    expect(await t.redis.zrange(results, '0', '-1')).toEqual([found.resultId]);
+    // the search gave its place back (sent before its answer, on the app's connection to that slot)
+    expect(await t.redis.zrange(searching, '0', '-1')).toEqual(['elsewhere-1']);
+  });
+
+  it('the bound holds over two processes: 40 searches of one user at once never hold more than SEARCH_CONCURRENCY places', async () => {
+    const a = await startTestApp({ SEARCH_CONCURRENCY: '3' });
+    const b = await startTestApp({ KEY_PREFIX: a.config.keyPrefix, SEARCH_CONCURRENCY: '3' });
+    const alice = await a.signUp();
+    await Promise.all(Array.from({ length: 30 }, (_, i) => index(a, alice.token, `c${i}`, `bounded w${i % 5}`)));
+    const { searching } = documentKeys(keyspace(a.config.keyPrefix)).searcher(alice.username);
+    let most = 0;
+    let flooding = true;
+    const sampler = (async () => {
+      while (flooding) most = Math.max(most, await b.redis.zcard(searching));
+    })();
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? a : b).gql<{ searchDocuments: Search }>(
+          SEARCH,
+          { q: `bounded w${i % 5}`, sort: 'RELEVANCE' },
+          alice.token,
+        ),
+      ),
+    );
+    flooding = false;
+    await sampler;
+    expect(most).toBeLessThanOrEqual(3);
+    for (const r of replies)
+      if (r.errors) expect(codeOf(r)).toBe('BUSY');
+      else expect(r.data!.searchDocuments.totalCount).toBe(6);
+    expect(replies.some((r) => !r.errors)).toBe(true);
+    expect(await eventually(async () => (await a.redis.zcard(searching)) === 0, 5000, 50)).toBe(true);
+  });
+
+  it("a page's documents load in one call per shard, whatever the page's size", async () => {
+    const t = await startTestApp();
+    const token = (await t.signUp()).token;
+    await Promise.all(Array.from({ length: 40 }, (_, i) => index(t, token, `p${i}`, `loaded w${i % 2}`)));
+    const shards = t.app.services.documents as unknown as { shards: { of(id: string): unknown } };
+    // every command the app sends, as its Redis client sends it (the same client the test holds)
+    const sent: (string | Buffer | number)[][] = [];
+    const client = t.redis as unknown as { sendCommand(c: { name: string; args: never[] }): unknown };
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (c) => {
+      sent.push([c.name, ...(c.args as (string | Buffer | number)[])]);
+      return send(c);
+    };
+    const page = await t.gql<{ searchDocuments: { documents: { id: string; title: string; votes: number }[] } }>(
+      `{ searchDocuments(query: "loaded", sort: ID_ASC, first: 30) {
+          documents { id title votes } hits { document { title author { username } } } } }`,
+      {},
+      token,
+    );
+    client.sendCommand = send;
+    const ids = page.data!.searchDocuments.documents.map((d) => d.id);
+    expect(ids).toHaveLength(30);
+    const docKey = `${t.config.keyPrefix}docs:`;
+    const loads = sent.filter((args) =>
+      args.some((a) => typeof a === 'string' && a.startsWith(docKey) && a.includes(':doc:')),
+    );
+    // one call per shard holding a document of the page (the content-less and the full loader each: `hits` needs it)
+    const holding = new Set(ids.map((id) => shards.shards.of(id))).size;
+    expect(loads).toHaveLength(2 * holding);
+    expect(loads.every((args) => /^eval/i.test(String(args[0])))).toBe(true);
   });
 
   it('one user keeps at most SEARCH_RESULTS_PER_USER live result sets: a new one deletes their least recently used', async () => {

@@ -1,7 +1,8 @@
 /**
  * The documents domain's door to Redis: documents, votes and search over the sharded index. The services of
  * src/services/documents/ reach Redis only through the object documentCommands() returns. Every command but
- * trackResult and claimShardCount runs in one shard, the `shard` it is given (a handle from `shards()`).
+ * claimShardCount and those of a user's searches (beginSearch, endSearch, saveMerged, deleteMerged: on the user's
+ * slot) runs in one shard, the `shard` it is given (a handle from `shards()`).
  */
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
@@ -26,9 +27,11 @@ const releaseLeaseScript = script<number>('releaseLease');
 const voteDocumentScript = script<number>('voteDocument');
 const expandPrefixesScript = script<(string | number)[][]>('expandPrefixes');
 const searchStatsScript = script<(number | string)[]>('searchStats');
-const searchDocumentsScript = script<[number, string[], 0 | 1]>('searchDocuments');
+const searchDocumentsScript = script<[number, string[], 0 | 1] | [number, string]>('searchDocuments');
 const readHitsScript = script<string[] | null>('readHits');
-const trackResultScript = script<string[]>('trackResult');
+const readDocumentsScript = script<(false | [string, string, string, string, string | null, 0 | 1])[]>('readDocuments');
+const beginSearchScript = script<0 | [1, string | null, string[] | null, (string | null)[]]>('beginSearch');
+const endSearchScript = script<0 | 1>('endSearch');
 
 export type DocumentCommands = ReturnType<typeof documentCommands>;
 
@@ -282,7 +285,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       return votes < 0 ? refused(votes) : votes;
     },
 
-    /** Documents `ids` of one shard (null where none), with their content when `content`, in one round trip. */
+    /** Documents `ids` of one shard (null where none), with their content when `content`: one script call. */
     async readDocuments(a: {
       shard: Shard;
       ids: readonly string[];
@@ -290,26 +293,21 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       content: boolean;
     }): Promise<(StoredDocument | null)[]> {
       const s = a.shard;
-      const fields = ['title', 'author', 'updated', 'votes', ...(a.content ? ['content'] : [])];
-      const pipeline = redis.pipeline();
-      for (const id of a.ids) {
-        pipeline.hmget(s.doc(id), ...fields);
-        if (a.viewer) pipeline.sismember(s.voters(id), a.viewer);
-      }
-      const replies = (await pipeline.exec()) ?? [];
-      const step = a.viewer ? 2 : 1;
-      return a.ids.map((_id, i) => {
-        const [err, values] = replies[i * step]!;
-        if (err) throw err;
-        const [title, author, updated, votes, content] = values as (string | null)[];
-        if (title === null || title === undefined) return null;
+      const reply = await readDocumentsScript(
+        redis,
+        [...a.ids.map(s.doc), ...(a.viewer ? a.ids.map(s.voters) : [])],
+        [a.content ? 1 : 0, a.viewer ?? ''],
+      );
+      return reply.map((d) => {
+        if (!d) return null;
+        const [title, author, updated, votes, content, voted] = d;
         return {
           title,
           ...(a.content ? { content: content ?? '' } : {}),
           author: author ?? '',
           updatedMs: Number(updated),
           votes: Number(votes),
-          viewerVoted: a.viewer ? replies[i * step + 1]![1] === 1 : false,
+          viewerVoted: voted === 1,
         };
       });
     },
@@ -348,11 +346,16 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       };
     },
 
-    /** Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. */
+    /**
+     * Runs one shard's part of search `resultId`; its number of matches and its first `top` entries. With `checked`,
+     * refused with CHANGED (and the shard's version) when the shard is not at `matches.version`. Deletes the matches
+     * `drop` first (those results the user's new one evicted made in this shard).
+     */
     async searchDocuments(a: {
       shard: Shard;
       resultId: string;
       matches: Matches;
+      checked: boolean;
       order: ShardOrder;
       ttlSeconds: number;
       resultMax: number;
@@ -361,12 +364,12 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       bm25: { k1: number; b: number; avgLength: number };
       groups: readonly { words: readonly string[]; idf: number }[];
       exclude: readonly string[];
-    }): Promise<{ total: number; top: Entry[]; made: boolean }> {
+      drop: readonly Matches[];
+    }): Promise<{ total: number; top: Entry[]; made: boolean } | (Refused & { version: string })> {
       const s = a.shard;
-      const r = s.result(a.resultId);
       const m = s.matches(a.matches.query, a.matches.version);
       const { weights, then } = a.order;
-      const [total, top, made] = await searchDocumentsScript(
+      const reply = await searchDocumentsScript(
         redis,
         [
           m.hits,
@@ -376,10 +379,15 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.titleScores,
           s.titles,
           s.lengths,
-          r.scratch(0),
-          ...a.groups.map((_g, i) => r.scratch(i + 1)),
+          s.scratch(a.resultId, 0),
+          s.version,
+          ...a.groups.map((_g, i) => s.scratch(a.resultId, i + 1)),
           ...a.groups.flatMap((g) => g.words.map(s.word)),
           ...a.exclude.map(s.word),
+          ...a.drop.flatMap((d) => {
+            const dropped = s.matches(d.query, d.version);
+            return [dropped.hits, dropped.total];
+          }),
         ],
         [
           a.ttlSeconds,
@@ -393,15 +401,17 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           a.bm25.avgLength,
           a.bm25.k1,
           a.bm25.b,
-          JSON.stringify({ sizes: a.groups.map((g) => g.words.length), idf: a.groups.map((g) => g.idf) }),
+          JSON.stringify({
+            sizes: a.groups.map((g) => g.words.length),
+            idf: a.groups.map((g) => g.idf),
+            drops: a.drop.length,
+          }),
+          a.checked ? a.matches.version : '',
         ],
       );
+      if (typeof reply[1] === 'string') return { ...refused(reply[0]), version: reply[1] };
+      const [total, top, made] = reply as [number, string[], 0 | 1];
       return { total, top: pairs(top), made: made === 1 };
-    },
-
-    /** The shard's change counter: searches that find it the same share their matches. */
-    async shardVersion({ shard }: { shard: Shard }): Promise<string> {
-      return (await redis.get(shard.version)) ?? '0';
     },
 
     /** The first `top` entries of a shard's result set, renewing its TTL; null when it expired. */
@@ -417,89 +427,111 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       return (await redis.hmget(shard.titles, ...ids)).map((t) => t ?? '');
     },
 
-    /** Saves a result's description in its home shard for `ttlSeconds`. */
-    async saveResult(a: {
-      home: Shard;
-      resultId: string;
+    /**
+     * A search of `user` starts: takes one of `limit` places among their searches at once (null: all taken, nothing
+     * changed); then reads the live result `pinned` when it answers `fingerprint` (its description, and `merged`
+     * entries of its merged copy: null when there is none), renewing it; otherwise notes `resultId` among the
+     * user's live results, and returns those evicted past `max` with their descriptions (null: none was kept).
+     */
+    async beginSearch(a: {
+      user: string;
+      limit: number;
+      holdMs: number;
+      holder: string;
       ttlSeconds: number;
-      description: ResultDescription;
-    }): Promise<void> {
-      await redis.set(a.home.result(a.resultId).meta, JSON.stringify(a.description), 'EX', a.ttlSeconds);
+      max: number;
+      resultId: string;
+      pinned: { resultId: string; fingerprint: string; merged?: { offset: number; count: number } } | null;
+    }): Promise<
+      | { pinned: { description: ResultDescription; merged: Entry[] | null } }
+      | { evicted: { resultId: string; description: ResultDescription | null }[] }
+      | null
+    > {
+      const u = keys.searcher(a.user);
+      const reply = await beginSearchScript(
+        redis,
+        [u.searching, u.results, u.descriptions, u.merged(a.pinned?.resultId ?? a.resultId)],
+        [
+          a.limit,
+          a.holdMs,
+          a.holder,
+          a.ttlSeconds * 1000,
+          a.max,
+          a.resultId,
+          a.pinned?.resultId ?? '',
+          a.pinned?.fingerprint ?? '',
+          a.pinned?.merged?.offset ?? 0,
+          a.pinned?.merged?.count ?? 0,
+        ],
+      );
+      if (reply === 0) return null;
+      const [, description, merged, evicted] = reply;
+      if (description)
+        return {
+          pinned: {
+            description: JSON.parse(description) as ResultDescription,
+            merged:
+              merged &&
+              merged.map((e) => {
+                const space = e.indexOf(' ');
+                return [e.slice(space + 1), Number(e.slice(0, space))];
+              }),
+          },
+        };
+      const out: { resultId: string; description: ResultDescription | null }[] = [];
+      for (let i = 0; i < evicted.length; i += 2)
+        out.push({
+          resultId: evicted[i]!,
+          description: evicted[i + 1] ? (JSON.parse(evicted[i + 1]!) as ResultDescription) : null,
+        });
+      return { evicted: out };
     },
 
     /**
-     * A result's description (null when it expired) and, with `merged`, entries `offset` to `offset + count - 1` of
-     * its merged order (null when there is none), renewing the TTL of both.
+     * A search of `user` ends: gives its place back, deletes the merged copies of the results its begin `evicted`,
+     * and keeps the description of its new result (`resultId`, null for none); false when that result was evicted
+     * meanwhile (its description is not kept).
      */
-    async readResult(a: {
-      home: Shard;
-      resultId: string;
+    async endSearch(a: {
+      user: string;
+      holder: string;
+      resultId: string | null;
+      description: ResultDescription | null;
       ttlSeconds: number;
-      merged?: { offset: number; count: number };
-    }): Promise<{ description: ResultDescription | null; merged: Entry[] | null }> {
-      const keys = a.home.result(a.resultId);
-      // a description stored by a version without shared matches (no `made`) counts as expired: searched again
-      const parse = (stored: string | null) => {
-        const description = stored ? (JSON.parse(stored) as Partial<ResultDescription>) : null;
-        return description && Array.isArray(description.made) ? (description as ResultDescription) : null;
-      };
-      if (!a.merged) return { description: parse(await redis.getex(keys.meta, 'EX', a.ttlSeconds)), merged: null };
-      const { offset, count } = a.merged;
-      const [[, description], [, exists], [, entries]] = (await redis
-        .multi()
-        .getex(keys.meta, 'EX', a.ttlSeconds)
-        .expire(keys.merged, a.ttlSeconds)
-        .lrange(keys.merged, offset, offset + count - 1)
-        .exec()) as [[null, string | null], [null, number], [null, string[]]];
-      return {
-        description: parse(description),
-        merged: exists
-          ? entries.map((e) => {
-              const space = e.indexOf(' ');
-              return [e.slice(space + 1), Number(e.slice(0, space))];
-            })
-          : null,
-      };
+      evicted: readonly string[];
+    }): Promise<boolean> {
+      const u = keys.searcher(a.user);
+      const kept = await endSearchScript(
+        redis,
+        [u.searching, u.results, u.descriptions, ...a.evicted.map(u.merged)],
+        [a.holder, a.resultId ?? '', a.description ? JSON.stringify(a.description) : '', a.ttlSeconds * 1000],
+      );
+      return kept === 1;
     },
 
-    /** Stores the merged order of every shard's matches ("<score> <id>" each), for deep pages. */
+    /** Stores the merged order of every shard's matches ("<score> <id>" each) of a user's result, for deep pages. */
     async saveMerged(a: {
-      home: Shard;
+      user: string;
       resultId: string;
       ttlSeconds: number;
       entries: readonly Entry[];
     }): Promise<void> {
-      const { merged } = a.home.result(a.resultId);
+      const merged = keys.searcher(a.user).merged(a.resultId);
       const multi = redis.multi().del(merged);
       for (let i = 0; i < a.entries.length; i += 1000)
         multi.rpush(merged, ...a.entries.slice(i, i + 1000).map(([id, score]) => `${score} ${id}`));
       await multi.expire(merged, a.ttlSeconds).exec();
     },
 
-    /**
-     * Notes `user`'s new result (or, with `touch`, its use of one) in their list of live results; the ids of the
-     * least recently used past `max`, which the caller deletes.
-     */
-    trackResult(a: {
-      user: string;
-      resultId: string;
-      max: number;
-      ttlSeconds: number;
-      touch: boolean;
-    }): Promise<string[]> {
-      return trackResultScript(
-        redis,
-        [keys.userResults(a.user)],
-        [a.resultId, a.max, a.ttlSeconds * 1000, a.touch ? 1 : 0],
-      );
+    /** Deletes the merged copy of a user's result. */
+    async deleteMerged(a: { user: string; resultId: string }): Promise<void> {
+      await redis.del(keys.searcher(a.user).merged(a.resultId));
     },
 
-    /** Deletes a result's keys in one shard: the matches it made there, and in its home shard its own keys. */
-    async deleteResult(a: { shard: Shard; resultId: string; home: boolean; made: Matches | null }): Promise<void> {
-      const r = a.shard.result(a.resultId);
-      const m = a.made && a.shard.matches(a.made.query, a.made.version);
-      const keys = [...(m ? [m.hits, m.total] : []), ...(a.home ? [r.meta, r.merged] : [])];
-      if (keys.length > 0) await redis.del(...keys);
+    /** Deletes a query's matches in one shard (those an evicted result made). */
+    async deleteMatches(a: { shard: Shard; matches: Matches }): Promise<void> {
+      const m = a.shard.matches(a.matches.query, a.matches.version);
+      await redis.del(m.hits, m.total);
     },
   };
 }

@@ -9,8 +9,23 @@ export type ShardKeys = ReturnType<DocumentKeys['shard']>;
 
 export function documentKeys({ key }: Keyspace) {
   return {
-    /** sorted set: a user's live result ids by last use (ms), to keep at most SEARCH_RESULTS_PER_USER */
-    userResults: (user: string) => key('docs', `user:${user}`, 'results'),
+    /**
+     * A user's searches, on the user's slot: what one script checks and changes when a search starts (the bound on
+     * searches at once, the user's live results) and ends (the result's description).
+     */
+    searcher: (user: string) => ({
+      /** sorted set: holder id → expiry (ms), the searches of the user running now (at most SEARCH_CONCURRENCY) */
+      searching: key('docs', `user:${user}`, 'searching'),
+      /**
+       * sorted set: the user's live result ids by last use (ms), at most SEARCH_RESULTS_PER_USER; an entry older
+       * than SEARCH_RESULT_TTL is expired. Expires with the newest use.
+       */
+      results: key('docs', `user:${user}`, 'results'),
+      /** hash: result id → JSON of its description (ResultDescription), for the live ids of `results` */
+      descriptions: key('docs', `user:${user}`, 'result', 'descriptions'),
+      /** list: "<score> <id>" of every shard's matches of a result in order, made for deep pages */
+      merged: (resultId: string) => key('docs', `user:${user}`, 'result', resultId, 'merged'),
+    }),
     shard: (n: number) => {
       const k = (...parts: string[]) => key('docs', `s${n}`, ...parts);
       return {
@@ -68,15 +83,8 @@ export function documentKeys({ key }: Keyspace) {
           /** string: how many matched, past the most kept too; the mark that the matches exist (0 has no hits) */
           total: k('result', 'q', query, version, 'total'),
         }),
-        /** A search's own keys (a user's handle on the matches it shows); with the matches, the index's only TTLs. */
-        result: (resultId: string) => ({
-          /** string, in the result's home shard: JSON of its description (ResultDescription) */
-          meta: k('result', resultId, 'meta'),
-          /** list, in the home shard: "<score> <id>" of every shard's matches in order, made for deep pages */
-          merged: k('result', resultId, 'merged'),
-          /** scratch keys of one script run, deleted before it returns */
-          scratch: (i: number) => k('result', resultId, 'scratch', String(i)),
-        }),
+        /** Scratch keys of one search's script run in this shard, deleted before it returns. */
+        scratch: (resultId: string, i: number) => k('result', resultId, 'scratch', String(i)),
       };
     },
   };

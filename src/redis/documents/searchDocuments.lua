@@ -17,9 +17,11 @@
   KEYS[6] titles: hash, id -> the lower-cased title
   KEYS[7] lengths: hash, id -> the document's weighted length
   KEYS[8] scratch: sorted set, orders titles that tie in titleScores, deleted before the script returns
-  KEYS[9..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
+  KEYS[9] version: string, the shard's change counter (the matches' name has the version they are of)
+  KEYS[10..] groupSets: a scratch sorted set per group (one per entry of packed.sizes; those written are deleted
     before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
-    then the postings of the excluded words (the rest)
+    then the postings of the excluded words, then the matches (hits and total, packed.drops pairs) of results the
+    user's new one evicted, deleted first
   ARGV[1] ttl: the result's TTL, seconds
   ARGV[2] resultMax: the most matches kept
   ARGV[3] top: how many of the first matches are returned
@@ -31,19 +33,34 @@
   ARGV[9] avgLength: bm25: the average document length over every shard
   ARGV[10] k1: bm25: BM25's k1
   ARGV[11] b: bm25: BM25's b
-  ARGV[12] packed: cjson {sizes = {...}, idf = {...}}: per group of query words, its number of words and its idf
+  ARGV[12] packed: cjson {sizes = {...}, idf = {...}, drops = n}: per group of query words, its number of words
+    and its idf; how many evicted results' matches are deleted
+  ARGV[13] expected: the version `hits` and `total` are named by; when the shard is at another, nothing is done
+    ('' to skip the check: the caller read the version with what else decides the matches, BM25's statistics)
 
-  Returns {matches, {id, score, ...} of the first `top`, 1 when this search made them or 0 when it found them}.
+  Returns {matches, {id, score, ...} of the first `top`, 1 when this search made them or 0 when it found them}, or
+  {STATUS.CHANGED, the shard's version} when it is not `expected` (the caller names the matches by it and calls again).
 ]]
 --- @include lib/chunks
-local hits, total, updated, votes, titleScores, titles, lengths, scratch =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local hits, total, updated, votes, titleScores, titles, lengths, scratch, version =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local expected = ARGV[13]
+local packed = cjson.decode(ARGV[12])
+local sizes, idf, drops = packed.sizes, packed.idf, packed.drops
+local dropsAt = #KEYS - 2 * drops + 1
+if drops > 0 then
+  redis.call('DEL', unpack(KEYS, dropsAt, #KEYS))
+end
+local read = redis.call('MGET', total, version)
+local known, now = tonumber(read[1]), read[2] or '0'
+if expected ~= '' and now ~= expected then
+  return { STATUS.CHANGED, now }
+end
 
 local function firstOf(count)
   return top > 0 and count > 0 and redis.call('ZRANGE', hits, 0, top - 1, 'WITHSCORES') or {}
 end
-local known = tonumber(redis.call('GET', total))
 if known and (known == 0 or redis.call('EXPIRE', hits, ttl) == 1) then
   redis.call('EXPIRE', total, ttl)
   return { known, firstOf(known), 0 }
@@ -52,10 +69,8 @@ end
 local weightUpdated, weightVotes, weightTitle = ARGV[4], ARGV[5], ARGV[6]
 local rescore, descending = ARGV[7], ARGV[8] == '1'
 local avgLength, k1, b = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local packed = cjson.decode(ARGV[12])
-local sizes, idf = packed.sizes, packed.idf
 local groups = #sizes
-local setsAt = 9 -- a scratch key per group, then the postings
+local setsAt = 10 -- a scratch key per group, then the postings
 local postingsAt = setsAt + groups
 
 -- each group as one sorted set: a word's postings, or the union (frequencies summed) of its words'
@@ -93,9 +108,9 @@ args[#args + 1] = 'WEIGHTS'
 for i = 1, #weights do
   args[#args + 1] = weights[i]
 end
-redis.call('ZINTERSTORE', unpack(args))
-inChunks(#KEYS - k + 1, function(first, last)
-  redis.call('ZDIFFSTORE', hits, last - first + 2, hits, unpack(KEYS, k + first - 1, k + last - 1))
+local matched = redis.call('ZINTERSTORE', unpack(args))
+inChunks(dropsAt - k, function(first, last)
+  matched = redis.call('ZDIFFSTORE', hits, last - first + 2, hits, unpack(KEYS, k + first - 1, k + last - 1))
 end)
 
 -- byWholeTitle: ids in the order of their whole lower-cased titles (bytes), then ids. Redis orders the members
@@ -132,7 +147,6 @@ local function storeScores(entries)
     redis.call('ZADD', hits, unpack(entries, first, last))
   end)
 end
-local matched = redis.call('ZCARD', hits)
 if matched > 0 and rescore == 'bm25' then
   local ids, entries = redis.call('ZRANGE', hits, 0, -1), {}
   inChunks(#ids, function(first, last)

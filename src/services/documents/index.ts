@@ -91,7 +91,7 @@ export function createDocuments(
     services: {
       documents,
       leases: new LeaseService({ commands, shards, admins, semaphores, poller, options: config.leases }),
-      search: new SearchService({ commands, shards, semaphores, options: config.search, log }),
+      search: new SearchService({ commands, shards, options: config.search, log }),
     },
     loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
   };

@@ -11,8 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
-import type { DocumentCommands, Entry, Matches, ResultDescription } from '../../redis/documents/commands.js';
-import type { SemaphoreService } from '../coordination/semaphores.js';
+import type { DocumentCommands, Entry, Matches, ResultDescription, Shard } from '../../redis/documents/commands.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from './shards.js';
@@ -77,7 +76,6 @@ export interface SearchOptions {
 export interface SearchServiceDeps {
   commands: DocumentCommands;
   shards: Shards;
-  semaphores: SemaphoreService;
   options: SearchOptions;
   log: Logger;
 }
@@ -85,18 +83,13 @@ export interface SearchServiceDeps {
 export class SearchService {
   private readonly commands: DocumentCommands;
   private readonly shards: Shards;
-  private readonly semaphores: SemaphoreService;
   private readonly options: SearchOptions;
   private readonly log: Logger;
+  /** Each shard's version as this process last saw it: what a search by a sort other than RELEVANCE names first. */
+  private readonly versions: string[] = [];
 
   constructor(deps: SearchServiceDeps) {
-    ({
-      commands: this.commands,
-      shards: this.shards,
-      semaphores: this.semaphores,
-      options: this.options,
-      log: this.log,
-    } = deps);
+    ({ commands: this.commands, shards: this.shards, options: this.options, log: this.log } = deps);
   }
 
   async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
@@ -109,61 +102,118 @@ export class SearchService {
     const fingerprint = JSON.stringify([query, args.sort, weights]);
     await this.shards.ready();
     const page = { sort: args.sort, offset: args.offset, first: args.first };
-    // The semaphore guards the searches proper; finding an earlier result and the light reads a new search
-    // needs first (prefix expansion, relevance statistics) run while it is asked.
-    const name = `search:${user}`;
-    const [acquired, found] = await Promise.allSettled([
-      this.semaphores.acquire({ name, limit: this.options.concurrency, timeoutMs: HOLD_MS }),
-      (async () =>
-        (args.resultId ? await this.reuse({ user, resultId: args.resultId, fingerprint, page }) : null) ??
-        this.plan(query, page))(),
+    const deep = page.offset + page.first > DEEP_FROM;
+    const pinned = args.resultId && RESULT_ID.test(args.resultId) ? args.resultId : null;
+    const search: Search = {
+      user,
+      holder: randomBytes(12).toString('base64url'),
+      resultId: newResultId(),
+      evicted: [],
+      dropped: false,
+    };
+    // One step on the user's slot takes a place among their searches and finds the pinned result, or notes the new
+    // one. A new search's light reads (prefix expansion, relevance statistics or the shards' versions) run beside
+    // it; the searches proper only once the place is taken.
+    const [begun, planned] = await Promise.allSettled([
+      this.begin(
+        search,
+        pinned
+          ? { resultId: pinned, fingerprint, ...(deep && { merged: { offset: page.offset, count: page.first } }) }
+          : null,
+      ),
+      pinned ? null : this.plan(query, page),
     ]);
-    const holder = acquired.status === 'fulfilled' ? acquired.value : null;
+    if (begun.status === 'rejected') throw begun.reason;
+    const started = begun.value;
+    if (!started)
+      throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
+    let made: ResultDescription | null = null;
     try {
-      if (acquired.status === 'rejected') throw acquired.reason;
-      if (!holder)
-        throw new AppError('BUSY', `at most ${this.options.concurrency} searches of one user run at once; try again`);
-      if (found.status === 'rejected') throw found.reason;
-      const ready = found.value;
-      return 'resultId' in ready ? ready : await this.search({ user, plan: ready, weights, fingerprint, page });
+      if ('pinned' in started && pinned) {
+        const { description, merged } = started.pinned;
+        const hits = await this.pinnedPage({ user, resultId: pinned, meta: description, merged, page });
+        if (hits) return { resultId: pinned, totalCount: sum(description.counts), hits, terms: description.terms };
+        // its shards' sets expired: searched again, as a new result (the place is this search's already)
+        await this.begin(search, null);
+      }
+      if (planned.status === 'rejected') throw planned.reason;
+      const plan = planned.value ?? (await this.plan(query, page));
+      const found = await this.search(search, { plan, weights, fingerprint, page });
+      made = found.description;
+      return found.result;
     } finally {
-      // not waited for: the next command from this process on the same key is sent after it
-      if (holder)
-        this.semaphores.release({ name, holder }).catch((err: unknown) => this.log.warn({ err }, 'search: release'));
+      // not waited for: later commands of this process on the user's slot (and shards) are sent after these
+      const description = made;
+      const { resultId, evicted } = search;
+      this.commands
+        .endSearch({
+          ...search,
+          resultId: description && resultId,
+          description,
+          ttlSeconds: this.ttl,
+          evicted: evicted.map((e) => e.resultId),
+        })
+        .then((kept) => {
+          if (!description || kept) return;
+          this.commands.deleteMerged({ user, resultId }).catch(this.warn('end'));
+          this.dropMatches([{ resultId, description }]);
+        })
+        .catch(this.warn('end'));
+      if (!search.dropped) this.dropMatches(evicted);
     }
+  }
+
+  /**
+   * Takes the search's place (refreshed when it has one) and reads the pinned result, or notes the new one: null when
+   * every place is taken. The results this evicts are the search's to delete (evicted), so that one user's searches
+   * keep few sets alive however fast they search: the matches they made by the shards' scripts of this search,
+   * their merged copies at its end. (Another user's result showing those matches then finds them gone, and searches
+   * again, as when they expire.)
+   */
+  private async begin(search: Search, pinned: Pinned | null) {
+    const started = await this.commands.beginSearch({
+      ...search,
+      limit: this.options.concurrency,
+      holdMs: HOLD_MS,
+      ttlSeconds: this.ttl,
+      max: this.options.resultsPerUser,
+      pinned,
+    });
+    if (started && 'evicted' in started) search.evicted.push(...started.evicted);
+    return started;
   }
 
   /** What a new search needs first: the query's words after prefix expansion and, for RELEVANCE, idf. */
   private async plan(query: ParsedQuery, page: Asked): Promise<Plan> {
-    // the shards' versions come with RELEVANCE's statistics, and are read beside the prefixes' expansion otherwise
+    // RELEVANCE's statistics come with the shards' versions; other sorts take the versions this process saw last,
+    // which each shard's script checks (docs/search.md, "Shared matches")
     const bm25 = sortOf(page.sort).then === 'bm25';
-    const [expanded, versions] = await Promise.all([
-      this.expand([...query.groups.flat(), ...query.exclude]),
-      bm25 ? null : Promise.all(this.shards.all.map((shard) => this.commands.shardVersion({ shard }))),
-    ]);
+    const expanded = await this.expand([...query.groups.flat(), ...query.exclude]);
     const words = (terms: Term[]) => [...new Set(terms.flatMap((t) => expanded(t)))];
     const groups = query.groups.map(words);
     const plan = { groups, exclude: words(query.exclude), terms: [...new Set(groups.flat())] };
     const matchable = groups.every((g) => g.length > 0);
-    if (!bm25 || !matchable) return { ...plan, matchable, ...NO_STATS, versions: versions ?? [] };
-    return { ...plan, matchable, ...(await this.stats(groups)) };
+    if (!bm25 || !matchable)
+      return { ...plan, matchable, ...NO_STATS, versions: this.shards.all.map((_s, i) => this.versions[i] ?? '0') };
+    return { ...plan, matchable, checked: false, ...(await this.stats(groups)) };
   }
 
-  /** Runs a planned query in every shard; the new result's page. */
-  private async search({
-    user,
-    plan,
-    weights,
-    fingerprint,
-    page,
-  }: {
-    user: string;
-    plan: Plan;
-    weights: RankWeights | null;
-    fingerprint: string;
-    page: Asked;
-  }): Promise<DocumentSearch> {
-    const resultId = randomBytes(16).toString('base64url');
+  /** Runs a planned query in every shard; the new result's page and its description. */
+  private async search(
+    search: Search,
+    {
+      plan,
+      weights,
+      fingerprint,
+      page,
+    }: {
+      plan: Plan;
+      weights: RankWeights | null;
+      fingerprint: string;
+      page: Asked;
+    },
+  ): Promise<{ result: DocumentSearch; description: ResultDescription }> {
+    const { user, resultId } = search;
     const end = page.offset + page.first;
     const order = shardOrder(page.sort, weights);
     const bm25 = { ...BM25, avgLength: plan.avgLength };
@@ -173,145 +223,127 @@ export class SearchService {
       .update(JSON.stringify([order, bm25, groups, plan.exclude, this.options.resultMax]))
       .digest('base64url')
       .slice(0, 22);
-    const parts = plan.matchable
-      ? await Promise.all(
-          this.shards.all.map((shard, i) =>
-            this.commands.searchDocuments({
-              shard,
-              resultId,
-              matches: { query, version: plan.versions[i]! },
-              order,
-              ttlSeconds: this.options.resultTtlSeconds,
-              resultMax: this.options.resultMax,
-              top: end <= DEEP_FROM ? end : 0,
-              bm25,
-              groups,
-              exclude: plan.exclude,
-            }),
-          ),
-        )
-      : this.shards.all.map(() => ({ total: 0, top: [], made: false }));
+    const versions = [...plan.versions];
+    // A shard found at another version than the one named returns it; asked again, unchecked, it then names its
+    // matches by the version just read, as a search that reads the versions first does (at most two trips).
+    const drops = this.shards.all.map((_s, i) =>
+      search.evicted.flatMap(({ description: d }) => (d?.made[i] ? [matchesOf(d, i)] : [])),
+    );
+    const inShard = async (shard: Shard, i: number) => {
+      const run = (checked: boolean, drop: readonly Matches[]) =>
+        this.commands.searchDocuments({
+          shard,
+          resultId,
+          matches: { query, version: versions[i]! },
+          checked,
+          order,
+          ttlSeconds: this.ttl,
+          resultMax: this.options.resultMax,
+          top: end <= DEEP_FROM ? end : 0,
+          bm25,
+          groups,
+          exclude: plan.exclude,
+          drop,
+        });
+      const first = await run(plan.checked, drops[i]!);
+      if (!('version' in first)) return first;
+      versions[i] = this.versions[i] = first.version;
+      const again = await run(false, []); // unchecked: never refused
+      return again as Exclude<typeof again, { version: string }>;
+    };
+    let parts: { total: number; top: Entry[]; made: boolean }[];
+    if (plan.matchable) {
+      parts = await Promise.all(this.shards.all.map(inShard));
+      search.dropped = true;
+    } else parts = this.shards.all.map(() => ({ total: 0, top: [], made: false }));
     const description: ResultDescription = {
       fingerprint,
       query,
-      versions: plan.versions,
+      versions,
       made: parts.map((p) => p.made),
       counts: parts.map((p) => p.total),
       terms: plan.terms,
     };
-    const saved = Promise.all([
-      this.commands.saveResult({
-        home: this.shards.of(resultId),
-        resultId,
-        ttlSeconds: this.options.resultTtlSeconds,
-        description,
-      }),
-      this.track({ user, resultId, touch: false }),
-    ]);
     const hits =
       end <= DEEP_FROM
         ? await this.shallowPage(
             parts.map((p) => p.top),
             page,
           )
-        : ((await this.deepPage(resultId, description, page)) ?? []);
-    await saved;
-    return { resultId, totalCount: sum(description.counts), hits, terms: plan.terms };
+        : ((await this.deepPage({ user, resultId, meta: description, page })) ?? []);
+    return {
+      result: { resultId, totalCount: sum(description.counts), hits, terms: plan.terms },
+      description,
+    };
   }
 
   /**
-   * The page of a live result of the same query; null when it expired (or is unknown, or of another query). A deep
-   * page comes with the description, in one round trip, when the merged copy exists: it costs no more than page 1.
+   * The page of a live pinned result; null when its shards' sets expired. A deep page comes with the description,
+   * in one round trip, when the merged copy exists: it costs no more than page 1.
    */
-  private async reuse({
+  private async pinnedPage({
     user,
     resultId,
-    fingerprint,
+    meta,
+    merged,
     page,
   }: {
     user: string;
     resultId: string;
-    fingerprint: string;
+    meta: ResultDescription;
+    merged: Entry[] | null;
     page: Asked;
-  }): Promise<DocumentSearch | null> {
-    if (!RESULT_ID.test(resultId)) return null;
+  }): Promise<SearchHit[] | null> {
     const end = page.offset + page.first;
-    const deep = end > DEEP_FROM;
-    const stored = await this.commands.readResult({
-      home: this.shards.of(resultId),
-      resultId,
-      ttlSeconds: this.options.resultTtlSeconds,
-      ...(deep && { merged: { offset: page.offset, count: page.first } }),
-    });
-    const meta = stored.description;
-    if (meta?.fingerprint !== fingerprint) return null;
-    const warn = (what: string) => (err: unknown) => this.log.warn({ err }, `search: ${what}`);
-    void this.track({ user, resultId, touch: true }).catch(warn('track'));
-    let hits: SearchHit[] | null;
-    if (!deep) {
+    if (end <= DEEP_FROM) {
       const lists = await this.readShards(meta, end);
-      hits = lists && (await this.shallowPage(lists, page));
-    } else if (stored.merged) {
-      // the shards' sets are renewed with the copy, for the pages to come
-      void this.readShards(meta, 0).catch(warn('renew'));
-      hits = scored(page, stored.merged);
-    } else hits = await this.deepPage(resultId, meta, page);
-    return hits && { resultId, totalCount: sum(meta.counts), hits, terms: meta.terms };
+      return lists && (await this.shallowPage(lists, page));
+    }
+    if (!merged) return this.deepPage({ user, resultId, meta, page });
+    // the shards' sets are renewed with the copy, for the pages to come
+    void this.readShards(meta, 0).catch(this.warn('renew'));
+    return scored(page, merged);
   }
 
   /** A page past DEEP_FROM, making the merged copy of the shards' orders; null when the result expired. */
-  private async deepPage(resultId: string, meta: ResultDescription, page: Asked): Promise<SearchHit[] | null> {
+  private async deepPage({
+    user,
+    resultId,
+    meta,
+    page,
+  }: {
+    user: string;
+    resultId: string;
+    meta: ResultDescription;
+    page: Asked;
+  }): Promise<SearchHit[] | null> {
     const lists = await this.readShards(meta, this.options.resultMax);
     if (!lists) return null;
     const merged = (await this.merge(page.sort, lists)).slice(0, this.options.resultMax);
-    await this.commands.saveMerged({
-      home: this.shards.of(resultId),
-      resultId,
-      ttlSeconds: this.options.resultTtlSeconds,
-      entries: merged,
-    });
+    await this.commands.saveMerged({ user, resultId, ttlSeconds: this.ttl, entries: merged });
     return scored(page, merged.slice(page.offset, page.offset + page.first));
   }
 
-  /**
-   * Notes a user's new result (or use of one, `touch`) in their list of live results; deletes their least recently
-   * used past SEARCH_RESULTS_PER_USER, with the matches they made, so that one user's searches keep few sets alive
-   * however fast they search. (Another user's result showing those matches then finds them gone, and searches
-   * again, as when they expire.)
-   */
-  private async track({ user, resultId, touch }: { user: string; resultId: string; touch: boolean }): Promise<void> {
-    const evicted = await this.commands.trackResult({
-      user,
-      resultId,
-      max: this.options.resultsPerUser,
-      ttlSeconds: this.options.resultTtlSeconds,
-      touch,
-    });
-    await Promise.all(
-      evicted.map(async (old) => {
-        const home = this.shards.of(old);
-        const { description } = await this.commands.readResult({
-          home,
-          resultId: old,
-          ttlSeconds: this.options.resultTtlSeconds,
-        });
-        await Promise.all(
-          this.shards.all.map((shard, i) =>
-            this.commands.deleteResult({
-              shard,
-              resultId: old,
-              home: shard === home,
-              made: description?.made[i] ? matchesOf(description, i) : null,
-            }),
-          ),
-        );
-      }),
-    );
+  /** Deletes the matches `evicted` results made, in each shard, without waiting. */
+  private dropMatches(evicted: readonly Evicted[]): void {
+    for (const { description } of evicted)
+      this.shards.all.forEach((shard, i) => {
+        if (description?.made[i])
+          this.commands.deleteMatches({ shard, matches: matchesOf(description, i) }).catch(this.warn('evict'));
+      });
+  }
+
+  private warn(what: string) {
+    return (err: unknown) => this.log.warn({ err }, `search: ${what}`);
+  }
+
+  private get ttl(): number {
+    return this.options.resultTtlSeconds;
   }
 
   /** Every shard's first `top` entries of a result, renewing their TTL; null when one has expired. */
   private async readShards(meta: ResultDescription, top: number): Promise<Entry[][] | null> {
-    const ttlSeconds = this.options.resultTtlSeconds;
+    const ttlSeconds = this.ttl;
     const lists = await Promise.all(
       this.shards.all.map(async (shard, i) =>
         meta.counts[i] ? this.commands.readHits({ shard, matches: matchesOf(meta, i), ttlSeconds, top }) : [],
@@ -376,10 +408,37 @@ export class SearchService {
         return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
       }),
       avgLength: documents > 0 ? lengthSum / documents : 1,
-      versions: parts.map((p) => p.version),
+      versions: parts.map((p, i) => (this.versions[i] = p.version)),
     };
   }
 }
+
+/** A result evicted past SEARCH_RESULTS_PER_USER, with its description (null: none was kept). */
+interface Evicted {
+  resultId: string;
+  description: ResultDescription | null;
+}
+
+/**
+ * One search of a user: its place among the user's searches, the id of the result it makes, the results its begin
+ * evicted, and whether its shards' scripts deleted the matches those made.
+ */
+interface Search {
+  user: string;
+  holder: string;
+  resultId: string;
+  evicted: Evicted[];
+  dropped: boolean;
+}
+
+/** The live result a search names, the query it must answer, and the page of its merged copy to read. */
+interface Pinned {
+  resultId: string;
+  fingerprint: string;
+  merged?: { offset: number; count: number };
+}
+
+const newResultId = () => randomBytes(16).toString('base64url');
 
 /** The page a search asks for. */
 interface Asked {
@@ -388,8 +447,8 @@ interface Asked {
   first: number;
 }
 
-/** The relevance statistics of a search by another sort (unused). */
-const NO_STATS = { idf: [] as number[], avgLength: 1 };
+/** The relevance statistics of a search by another sort (unused); its shards check the versions it names. */
+const NO_STATS = { idf: [] as number[], avgLength: 1, checked: true };
 
 /**
  * A new search's words, statistics and the version of each shard it found; `matchable` is false when a prefix
@@ -397,6 +456,8 @@ const NO_STATS = { idf: [] as number[], avgLength: 1 };
  */
 interface Plan {
   versions: string[];
+  /** Whether each shard checks it is at `versions` (those this process saw last), rather than just read. */
+  checked: boolean;
   groups: string[][];
   exclude: string[];
   terms: string[];
