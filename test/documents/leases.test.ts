@@ -214,7 +214,7 @@ describe('editing leases (reentrant, GraphQL)', () => {
   });
 });
 
-/** Document `id`'s lease key (its shard as src/services/documents/shards.ts places it). */
+/** Document `id`'s lease key (its shard as src/services/shared/shards.ts places it). */
 function leaseKey(id: string): string {
   return keysOf(t.config.keyPrefix)
     .shard(crc32(id) % t.config.search.shards)

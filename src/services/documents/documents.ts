@@ -12,7 +12,7 @@ import { whileChanged } from '../shared/changes.js';
 import type { BloomFilter, Cache } from '../cache/index.js';
 import { userText } from '../shared/text.js';
 import type { AdminService } from '../users/admins.js';
-import type { Shards } from './shards.js';
+import type { Shards } from '../shared/shards.js';
 import { stringToScore, termFrequencies, titleKey } from './text.js';
 
 /** A document without its content (what a page that shows no content loads). */
@@ -52,7 +52,7 @@ const leaseTokenOf = (raw: string | null | undefined): string =>
 
 export interface DocumentServiceDeps {
   commands: DocumentCommands;
-  shards: Shards;
+  shards: Shards<Shard>;
   admins: AdminService;
   /** SEARCH_TITLE_WEIGHT and MAX_DOCUMENT_BYTES. */
   options: { titleWeight: number; documentBytes: number };
@@ -66,7 +66,7 @@ export interface DocumentServiceDeps {
 
 export class DocumentService {
   private readonly commands: DocumentCommands;
-  private readonly shards: Shards;
+  private readonly shards: Shards<Shard>;
   private readonly admins: AdminService;
   private readonly options: { titleWeight: number; documentBytes: number };
   private readonly known: DocumentServiceDeps['known'];

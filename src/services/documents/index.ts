@@ -9,7 +9,7 @@ import type { AdminService } from '../users/admins.js';
 import { DocumentService, parseDocumentId, type Document, type DocumentSummary } from './documents.js';
 import { LeaseService } from './leases.js';
 import { SearchService } from './search.js';
-import { Shards } from './shards.js';
+import { Shards } from '../shared/shards.js';
 
 /** Whether a load reads the documents' content, which may be most of their bytes. */
 interface Reading<C extends boolean> {
@@ -75,7 +75,12 @@ export function createDocuments(
   }: { admins: AdminService; semaphores: SemaphoreService; caches: CacheService; poller: MailboxPoller },
 ): Domain<{ documents: DocumentService; leases: LeaseService; search: SearchService }, DocumentLoaders> {
   const commands = documentCommands(redis, space);
-  const shards = new Shards({ commands, count: config.search.shards });
+  const shards = new Shards({
+    all: commands.shards({ count: config.search.shards }),
+    claimCount: (a) => commands.claimShardCount(a),
+    refusal: ({ stored, count }) =>
+      `the documents index was built with SEARCH_SHARDS=${stored}, this process has ${count}: set it back (changing it needs a new index)`,
+  });
   // Filled once from every shard's ids when a lookup first finds it not ready (src/services/cache/bloom.ts).
   const filter = caches.filter({
     name: 'documents',

@@ -8,7 +8,7 @@
  * at once in each process, `seconds` 1-600 and `waitSeconds` 0-30.
  */
 import { AppError, badInput, conflict, forbidden, notFound } from '../../errors.js';
-import type { DocumentCommands } from '../../redis/documents/commands.js';
+import type { DocumentCommands, Shard } from '../../redis/documents/commands.js';
 import type { ReentrantHeld } from '../../redis/reentrant.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import { isBusy, ReentrantTaker } from '../coordination/reentrant.js';
@@ -16,7 +16,7 @@ import type { SemaphoreService } from '../coordination/semaphores.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { AdminService } from '../users/admins.js';
 import { parseDocumentId, parseLeaseToken, refusal } from './documents.js';
-import type { Shards } from './shards.js';
+import type { Shards } from '../shared/shards.js';
 
 /** A lease's `seconds`: its default and bounds. */
 export const LEASE_SECONDS = { default: 60, min: 1, max: 600 } as const;
@@ -35,7 +35,7 @@ export interface DocumentLease {
 
 export interface LeaseServiceDeps {
   commands: DocumentCommands;
-  shards: Shards;
+  shards: Shards<Shard>;
   admins: AdminService;
   semaphores: SemaphoreService;
   poller: MailboxPoller;
@@ -48,7 +48,7 @@ const placesOf = (user: string) => `leases:${user}`;
 
 export class LeaseService {
   private readonly commands: DocumentCommands;
-  private readonly shards: Shards;
+  private readonly shards: Shards<Shard>;
   private readonly admins: AdminService;
   private readonly semaphores: SemaphoreService;
   private readonly options: LeaseServiceDeps['options'];

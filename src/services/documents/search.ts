@@ -14,7 +14,7 @@ import { AppError, badInput } from '../../errors.js';
 import type { DocumentCommands, Entry, Matches, ResultDescription, Shard } from '../../redis/documents/commands.js';
 import { checkPage, type Page } from '../shared/paging.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
-import type { Shards } from './shards.js';
+import type { Shards } from '../shared/shards.js';
 import {
   DEFAULT_RANK_WEIGHTS,
   DOCUMENT_SORTS,
@@ -75,14 +75,14 @@ export interface SearchOptions {
 
 export interface SearchServiceDeps {
   commands: DocumentCommands;
-  shards: Shards;
+  shards: Shards<Shard>;
   options: SearchOptions;
   log: Logger;
 }
 
 export class SearchService {
   private readonly commands: DocumentCommands;
-  private readonly shards: Shards;
+  private readonly shards: Shards<Shard>;
   private readonly options: SearchOptions;
   private readonly log: Logger;
   /** Each shard's version as this process last saw it: what a search by a sort other than RELEVANCE names first. */
