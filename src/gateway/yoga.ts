@@ -1,15 +1,15 @@
 /**
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
- * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz and /readyz, and the
- * plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
- * limits, automatic persisted queries (APQ).
+ * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz (/readyz is
+ * http.ts'), and the plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET
+ * /metrics' figures, rate limits, automatic persisted queries (APQ).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
+import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { authenticate, type Context } from '../context.js';
+import { authenticateOnce, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services/index.js';
@@ -100,8 +100,10 @@ export function createGatewayYoga({
     maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
-    context: async ({ request, requestId, address, authorization }): Promise<OperationContext> => {
-      const { viewer, token, rejected } = await authenticate(
+    context: async (server): Promise<OperationContext> => {
+      const { request, requestId, address, authorization } = server;
+      const { viewer, token, rejected } = await authenticateOnce(
+        server,
         services,
         authorization ?? request.headers.get('authorization'),
       ).catch((err: unknown) => {
@@ -130,16 +132,22 @@ export function createGatewayYoga({
         maxDirectives: { n: 20 },
         blockFieldSuggestion: { enabled: config.env === 'production' },
       }),
-      useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready({ timeoutMs: 1000 }) }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
       ...(prometheus.enabled ? [useOperationMetrics((timing) => services.metrics.record(timing), prometheus)] : []),
       ...(services.limits.limitsOperations
         ? [
-            useOperationLimits(
-              services.limits,
-              prometheus.enabled ? () => prometheus.rateLimit('operations') : undefined,
-            ),
+            useOperationLimits(services, (early) => {
+              if (!prometheus.enabled) return;
+              prometheus.rateLimit('operations');
+              // Refused before parsing: no execution reports it, so it is counted here as one would be.
+              if (early)
+                prometheus.operation(
+                  services.metrics.record({ operation: early.operation, seconds: 0 }),
+                  0,
+                  early.errors,
+                );
+            }),
           ]
         : []),
       // After the limits: a document is registered only once its operation is admitted.

@@ -1,30 +1,74 @@
 /**
  * Each user (or anonymous address) runs at most RATE_LIMIT_PER_MINUTE operations a minute, over HTTP and WebSocket
  * alike; past it, BUSY with `retryAfter`. The quota is taken from Redis in batches (src/services/ops/limits.ts), so an
- * operation usually costs no round trip for it.
+ * operation usually costs no round trip for it. An HTTP request with a document is admitted or refused as soon as its
+ * parameters are read, before its document is parsed, validated or given a context: a refusal costs the gateway
+ * less than an answer. A request naming a persisted query by its hash alone, and every WebSocket operation, are
+ * checked when they execute (the hash's document must be found first).
  */
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../../context.js';
+import { authenticateOnce, type Context } from '../../context.js';
 import type { AppError } from '../../errors.js';
-import { fromAppError } from '../errors.js';
-import type { RateLimits } from '../../services/ops/limits.js';
+import type { Services } from '../../services/index.js';
+import { fromAppError, tagRequestId } from '../errors.js';
+import type { ServerContext } from '../yoga.js';
 
-/** `refused` is told of each operation refused (for GET /metrics). */
-export function useOperationLimits(limits: RateLimits, refused: () => void = () => undefined): Plugin<Context> {
-  const check = (
-    args: { contextValue: unknown },
-    refuse: (result: { errors: ReturnType<typeof fromAppError>[] }) => void,
-  ) => {
+/**
+ * Told of each refusal; of one refused before parsing also the operation's name as the request gave it
+ * (`operationName`) and the errors answered, as no execution reports them (GET /metrics, the telemetry).
+ */
+export type OnRefused = (early?: { operation: string | undefined; errors: readonly GraphQLError[] }) => void;
+
+/** The server contexts of HTTP requests refused before parsing (counted as operations, not as bad requests). */
+const refusedEarly = new WeakSet<object>();
+
+export const wasRefusedEarly = (serverContext: object): boolean => refusedEarly.has(serverContext);
+
+export function useOperationLimits(services: Services, refused: OnRefused): Plugin<Context> {
+  const limits = services.limits;
+  /** The server contexts of HTTP requests admitted before parsing: their execution takes no quota again. */
+  const admitted = new WeakSet<object>();
+  const whoOf = (viewer: Context['viewer'], address: string | undefined) =>
+    viewer ? `user:${viewer.username}` : `addr:${address ?? 'unknown'}`;
+
+  /** At execution: WebSocket operations, and HTTP requests that named a persisted query by its hash alone. */
+  const check = (args: { contextValue: unknown }, refuse: (result: { errors: GraphQLError[] }) => void) => {
+    if (admitted.has(args.contextValue as object)) return;
     const { viewer, address } = args.contextValue as Context;
-    const refusal = limits.operation({ who: viewer ? `user:${viewer.username}` : `addr:${address}` });
     const apply = (r: AppError | undefined) => {
       if (!r) return;
       refused();
       refuse({ errors: [fromAppError(r)] });
     };
+    const refusal = limits.operation({ who: whoOf(viewer, address) });
     return refusal instanceof Promise ? refusal.then(apply) : void apply(refusal);
   };
+
   return {
+    onParams({ params, request, context, setResult }) {
+      // Over HTTP only: WebSocket operations have no parameters phase.
+      const server = context as unknown as ServerContext;
+      if (typeof params.query !== 'string') return;
+      const admit = ({ viewer }: { viewer: Context['viewer'] }) => {
+        const apply = (r: AppError | undefined) => {
+          if (!r) return void admitted.add(server);
+          const errors = [fromAppError(r)];
+          refusedEarly.add(server);
+          refused({ operation: params.operationName ?? undefined, errors });
+          setResult({ errors });
+        };
+        const refusal = limits.operation({ who: whoOf(viewer, server.address) });
+        return refusal instanceof Promise ? refusal.then(apply) : apply(refusal);
+      };
+      return authenticateOnce(server, services, server.authorization ?? request.headers.get('authorization'))
+        .catch((err: unknown) => {
+          // The operation's context asks again and fails with this error: no quota is taken for it here.
+          tagRequestId(err, server.requestId);
+          return undefined;
+        })
+        .then((auth) => (auth ? admit(auth) : undefined));
+    },
     onExecute: ({ args, setResultAndStopExecution }) => check(args, setResultAndStopExecution),
     onSubscribe: ({ args, setResultAndStopExecution }) => check(args, setResultAndStopExecution),
   };
