@@ -6,12 +6,12 @@
  * less than an answer. A request naming a persisted query by its hash alone, and every WebSocket operation, are
  * checked when they execute (the hash's document must be found first).
  */
-import type { GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { authenticateOnce, type Context } from '../../context.js';
 import type { AppError } from '../../errors.js';
 import type { Services } from '../../services/index.js';
-import { fromAppError, tagRequestId } from '../errors.js';
+import { fromAppError, tagRequestId, withoutStacks } from '../errors.js';
 import type { ServerContext } from '../yoga.js';
 
 /**
@@ -39,9 +39,9 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
     const apply = (r: AppError | undefined) => {
       if (!r) return;
       refused();
-      refuse({ errors: [fromAppError(r)] });
+      refuse({ errors: withoutStacks(() => [fromAppError(r)]) });
     };
-    const refusal = limits.operation({ who: whoOf(viewer, address) });
+    const refusal = withoutStacks(() => limits.operation({ who: whoOf(viewer, address) }));
     return refusal instanceof Promise ? refusal.then(apply) : void apply(refusal);
   };
 
@@ -53,12 +53,17 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
       const admit = ({ viewer }: { viewer: Context['viewer'] }) => {
         const apply = (r: AppError | undefined) => {
           if (!r) return void admitted.add(server);
-          const errors = [fromAppError(r)];
+          const errors = withoutStacks(() => [fromAppError(r)]);
           refusedEarly.add(server);
           refused({ operation: params.operationName ?? undefined, errors });
-          setResult({ errors });
+          // The answer yoga would give, serialized here: its serializer copies every error (capturing a new stack)
+          // to strip internals these errors do not have. Without `errors`, yoga answers 200, as for a refusal at
+          // execution.
+          const body = JSON.stringify({ errors: errors.map((e) => e.toJSON()) });
+          const answer: ExecutionResult & { stringify: () => string } = { stringify: () => body };
+          setResult(answer);
         };
-        const refusal = limits.operation({ who: whoOf(viewer, server.address) });
+        const refusal = withoutStacks(() => limits.operation({ who: whoOf(viewer, server.address) }));
         return refusal instanceof Promise ? refusal.then(apply) : apply(refusal);
       };
       return authenticateOnce(server, services, server.authorization ?? request.headers.get('authorization'))
