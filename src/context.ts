@@ -57,23 +57,6 @@ const MALFORMED_TOKEN =
   'the Authorization header is not "Bearer <token>" with a token from signUp or signIn: sign in and send the token it gives';
 const EXPIRED_TOKEN = 'token expired or revoked: sign in again';
 
-/**
- * What an operation's server context (gateway/yoga.ts) has asked of `authenticate` so far: the rate limit asks it
- * before parsing, and the operation's context reuses the answer rather than resolving the token twice.
- */
-const authentications = new WeakMap<object, Promise<Authentication>>();
-
-/** `authenticate`, once per server context (an HTTP request, a WebSocket operation). */
-export function authenticateOnce(
-  serverContext: object,
-  services: Services,
-  authorization: unknown,
-): Promise<Authentication> {
-  let found = authentications.get(serverContext);
-  if (!found) authentications.set(serverContext, (found = authenticate(services, authorization)));
-  return found;
-}
-
 export async function authenticate(services: Services, authorization: unknown): Promise<Authentication> {
   const token = bearerToken(authorization);
   if (token === undefined) return { viewer: null, token: null, rejected: null };

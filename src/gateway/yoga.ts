@@ -9,7 +9,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { authenticateOnce, type Context } from '../context.js';
+import { authenticate, type Authentication, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services/index.js';
@@ -41,6 +41,10 @@ export interface ServerContext {
   log: Logger;
   /** WebSocket operations carry the token of `connection_init` here; HTTP reads the header. */
   authorization?: unknown;
+  /** HTTP: who the authorization makes the caller, when the rate limit asked before parsing (plugins/limits.ts). */
+  authentication?: Promise<Authentication>;
+  /** HTTP: whether the operation rate limit admitted or refused the request before parsing (plugins/limits.ts). */
+  rateLimit?: 'admitted' | 'refused';
 }
 
 /** What yoga's `context` adds to the ServerContext (the address it gives with a fallback). */
@@ -102,10 +106,9 @@ export function createGatewayYoga({
     renderGraphiQL,
     context: async (server): Promise<OperationContext> => {
       const { request, requestId, address, authorization } = server;
-      const { viewer, token, rejected } = await authenticateOnce(
-        server,
-        services,
-        authorization ?? request.headers.get('authorization'),
+      // The rate limit may have asked already (an HTTP request, before parsing).
+      const { viewer, token, rejected } = await (
+        server.authentication ?? authenticate(services, authorization ?? request.headers.get('authorization'))
       ).catch((err: unknown) => {
         tagRequestId(err, requestId);
         throw err;

@@ -8,7 +8,7 @@
  */
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { authenticateOnce, type Context } from '../../context.js';
+import { authenticate, type Context } from '../../context.js';
 import type { AppError } from '../../errors.js';
 import type { Services } from '../../services/index.js';
 import { fromAppError, tagRequestId, withoutStacks } from '../errors.js';
@@ -20,21 +20,19 @@ import type { ServerContext } from '../yoga.js';
  */
 export type OnRefused = (early?: { operation: string | undefined; errors: readonly GraphQLError[] }) => void;
 
-/** The server contexts of HTTP requests refused before parsing (counted as operations, not as bad requests). */
-const refusedEarly = new WeakSet<object>();
-
-export const wasRefusedEarly = (serverContext: object): boolean => refusedEarly.has(serverContext);
+/** Whether an HTTP request was refused before parsing (counted as an operation, not as a bad request). */
+export const wasRefusedEarly = (serverContext: object): boolean =>
+  (serverContext as ServerContext).rateLimit === 'refused';
 
 export function useOperationLimits(services: Services, refused: OnRefused): Plugin<Context> {
   const limits = services.limits;
-  /** The server contexts of HTTP requests admitted before parsing: their execution takes no quota again. */
-  const admitted = new WeakSet<object>();
   const whoOf = (viewer: Context['viewer'], address: string | undefined) =>
     viewer ? `user:${viewer.username}` : `addr:${address ?? 'unknown'}`;
 
   /** At execution: WebSocket operations, and HTTP requests that named a persisted query by its hash alone. */
   const check = (args: { contextValue: unknown }, refuse: (result: { errors: GraphQLError[] }) => void) => {
-    if (admitted.has(args.contextValue as object)) return;
+    // An HTTP request admitted before parsing takes no quota again.
+    if ((args.contextValue as ServerContext).rateLimit === 'admitted') return;
     const { viewer, address } = args.contextValue as Context;
     const apply = (r: AppError | undefined) => {
       if (!r) return;
@@ -52,9 +50,9 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
       if (typeof params.query !== 'string') return;
       const admit = ({ viewer }: { viewer: Context['viewer'] }) => {
         const apply = (r: AppError | undefined) => {
-          if (!r) return void admitted.add(server);
+          if (!r) return void (server.rateLimit = 'admitted');
           const errors = withoutStacks(() => [fromAppError(r)]);
-          refusedEarly.add(server);
+          server.rateLimit = 'refused';
           refused({ operation: params.operationName ?? undefined, errors });
           // The answer yoga would give, serialized here: its serializer copies every error (capturing a new stack)
           // to strip internals these errors do not have. Without `errors`, yoga answers 200, as for a refusal at
@@ -66,9 +64,9 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
         const refusal = withoutStacks(() => limits.operation({ who: whoOf(viewer, server.address) }));
         return refusal instanceof Promise ? refusal.then(apply) : apply(refusal);
       };
-      return authenticateOnce(server, services, server.authorization ?? request.headers.get('authorization'))
+      return (server.authentication ??= authenticate(services, request.headers.get('authorization')))
         .catch((err: unknown) => {
-          // The operation's context asks again and fails with this error: no quota is taken for it here.
+          // The operation's context awaits the same answer and fails with its error: no quota is taken for it.
           tagRequestId(err, server.requestId);
           return undefined;
         })
