@@ -229,9 +229,11 @@ async function modulesOf(variant: Variant) {
     return { loadConfig, createLogger, createRedisClient, createServices, createGatewayYoga, GatewayMetrics };
   const src = path.dirname(variant.entry);
   const load = (file: string) => import(path.join(src, file)) as Promise<Record<string, unknown>>;
-  const [config, logger, clients, services, yoga] = await Promise.all(
-    ['config.ts', 'logger.ts', 'redis/clients.ts', 'services/index.ts', 'gateway/yoga.ts'].map(load),
-  );
+  const [config, logger, clients, services, yoga, prometheus] = await Promise.all([
+    ...['config.ts', 'logger.ts', 'redis/clients.ts', 'services/index.ts', 'gateway/yoga.ts'].map(load),
+    // A commit from before GET /metrics has none.
+    load('gateway/prometheus.ts').catch(() => undefined),
+  ]);
   return {
     loadConfig: config!.loadConfig as typeof loadConfig,
     createLogger: logger!.createLogger as typeof createLogger,
@@ -239,7 +241,7 @@ async function modulesOf(variant: Variant) {
     createServices: services!.createServices as typeof createServices,
     // Its createGatewayYoga may take no `prometheus`: it ignores what it does not know.
     createGatewayYoga: yoga!.createGatewayYoga as typeof createGatewayYoga,
-    GatewayMetrics: undefined,
+    GatewayMetrics: prometheus?.GatewayMetrics as typeof GatewayMetrics | undefined,
   };
 }
 

@@ -65,17 +65,7 @@ export function createHttpServer(
       });
       return;
     }
-    let requestLog: Logger | undefined;
-    void yoga(req, res, {
-      req,
-      res,
-      address: req.socket.remoteAddress,
-      requestId,
-      // Made on first use: most requests never log.
-      get log() {
-        return (requestLog ??= log.child({ requestId }));
-      },
-    });
+    void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
   });
   server.maxConnections = limits.connections;
   return server;
