@@ -145,10 +145,9 @@ export function createGatewayYoga({
               prometheus.rateLimit('operations');
               // Refused before parsing: no execution reports it, so it is counted here as one would be.
               if (early)
-                prometheus.operation(
+                prometheus.refusedOperation(
                   services.metrics.record({ operation: early.operation, seconds: 0 }),
-                  0,
-                  early.errors,
+                  early.refusal.code,
                 );
             }),
           ]

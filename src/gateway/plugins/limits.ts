@@ -16,9 +16,9 @@ import type { ServerContext } from '../yoga.js';
 
 /**
  * Told of each refusal; of one refused before parsing also the operation's name as the request gave it
- * (`operationName`) and the errors answered, as no execution reports them (GET /metrics, the telemetry).
+ * (`operationName`) and the refusal, as no execution reports them (GET /metrics, the telemetry).
  */
-export type OnRefused = (early?: { operation: string | undefined; errors: readonly GraphQLError[] }) => void;
+export type OnRefused = (early?: { operation: string | undefined; refusal: AppError }) => void;
 
 /** Whether an HTTP request was refused before parsing (counted as an operation, not as a bad request). */
 export const wasRefusedEarly = (serverContext: object): boolean =>
@@ -51,13 +51,12 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
       const admit = ({ viewer }: { viewer: Context['viewer'] }) => {
         const apply = (r: AppError | undefined) => {
           if (!r) return void (server.rateLimit = 'admitted');
-          const errors = withoutStacks(() => [fromAppError(r)]);
           server.rateLimit = 'refused';
-          refused({ operation: params.operationName ?? undefined, errors });
-          // The answer yoga would give, serialized here: its serializer copies every error (capturing a new stack)
-          // to strip internals these errors do not have. Without `errors`, yoga answers 200, as for a refusal at
-          // execution.
-          const body = JSON.stringify({ errors: errors.map((e) => e.toJSON()) });
+          refused({ operation: params.operationName ?? undefined, refusal: r });
+          // The answer yoga gives a refusal at execution, serialized here: no GraphQL error is made, where yoga's
+          // serializer copies each error into a new one (capturing a new stack) to strip internals. A result
+          // without `errors` gets yoga's status 200, as a refusal at execution does.
+          const body = JSON.stringify({ errors: [{ message: r.message, extensions: r.extensions }] });
           const answer: ExecutionResult & { stringify: () => string } = { stringify: () => body };
           setResult(answer);
         };
