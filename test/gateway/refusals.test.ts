@@ -1,8 +1,10 @@
 /**
  * An operation over its rate limit is refused before its document is parsed (plugins/limits.ts): the answer is the
- * one an executed refusal gave (BUSY, retryAfter, status, media type, request id), and it is counted as an operation.
+ * one an executed refusal gave (BUSY, retryAfter, status, media type, request id), and it is counted as an operation;
+ * a persisted query named by its hash alone is refused when it would execute.
  * /readyz is answered beside yoga (gateway/http.ts).
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { scrape } from '../support/prometheus.js';
 import { startTestApp, wsRequest } from '../support/app.js';
@@ -67,6 +69,27 @@ describe('an operation over its rate limit', () => {
     const r = await t.gql<{ me: { id: string } }>('{ me { id } }', {}, b.token);
     expect([r.errors, r.data?.me.id]).toEqual([undefined, b.username]);
     expect((await t.gql('{ me { id } }', {}, 'x'.repeat(43))).errors?.[0]?.extensions?.code).toBe('BUSY');
+  });
+});
+
+describe('a persisted query named by its hash alone, over its rate limit', () => {
+  it('is refused with BUSY when it would execute, once its document is found', async () => {
+    const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
+    const { token } = await t.signUp();
+    const auth = { authorization: `Bearer ${token}` };
+    const query = '{ me { id } }';
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+    const registered = await answer(await post(t.url, { query, extensions }, auth));
+    expect(registered.json.errors).toBeUndefined();
+    expect((await answer(await post(t.url, { extensions }, auth))).json.errors).toBeUndefined();
+    const refused = await answer(await post(t.url, { extensions }, auth));
+    expect(refused.json.errors?.[0]?.extensions?.code).toBe('BUSY');
+    expect([refused.status, refused.type]).toEqual([registered.status, registered.type]);
+    // An unknown hash is still told so (no quota is taken before its document is found).
+    const unknown = { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } };
+    const missing = await answer(await post(t.url, { extensions: unknown }, auth));
+    expect(missing.json.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
 });
 
