@@ -9,7 +9,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { authenticate, type Authentication, type Context } from '../context.js';
+import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services/index.js';
@@ -17,7 +17,7 @@ import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorReques
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
-import { useOperationLimits } from './plugins/limits.js';
+import { useOperationLimits, type RateLimitedContext } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
@@ -31,7 +31,7 @@ export const GRAPHQL_PATH = '/graphql';
  * It becomes the operation's context, extended with what `context` returns (which must not give these again: the
  * WebSocket's `log` is a getter, made on first use).
  */
-export interface ServerContext {
+export interface ServerContext extends RateLimitedContext {
   /** HTTP only. */
   req?: IncomingMessage;
   res?: ServerResponse;
@@ -41,10 +41,6 @@ export interface ServerContext {
   log: Logger;
   /** WebSocket operations carry the token of `connection_init` here; HTTP reads the header. */
   authorization?: unknown;
-  /** HTTP: who the authorization makes the caller, when the rate limit asked before parsing (plugins/limits.ts). */
-  authentication?: Promise<Authentication>;
-  /** HTTP: whether the operation rate limit admitted or refused the request before parsing (plugins/limits.ts). */
-  rateLimit?: 'admitted' | 'refused';
 }
 
 /** What yoga's `context` adds to the ServerContext (the address it gives with a fallback). */

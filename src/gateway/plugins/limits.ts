@@ -8,11 +8,10 @@
  */
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { authenticate, type Context } from '../../context.js';
+import { authenticate, type Authentication, type Context } from '../../context.js';
 import type { AppError } from '../../errors.js';
 import type { Services } from '../../services/index.js';
 import { fromAppError, tagRequestId, withoutStacks } from '../errors.js';
-import type { ServerContext } from '../yoga.js';
 
 /**
  * Told of each refusal; of one refused before parsing also the operation's name as the request gave it
@@ -20,9 +19,19 @@ import type { ServerContext } from '../yoga.js';
  */
 export type OnRefused = (early?: { operation: string | undefined; refusal: AppError }) => void;
 
+/** What this plugin reads and keeps on an operation's server context (gateway/yoga.ts's ServerContext extends it). */
+export interface RateLimitedContext {
+  address: string | undefined;
+  requestId: string;
+  /** HTTP: who the authorization makes the caller, when the rate limit asked before parsing. */
+  authentication?: Promise<Authentication>;
+  /** HTTP: whether the rate limit admitted or refused the request before parsing. */
+  rateLimit?: 'admitted' | 'refused';
+}
+
 /** Whether an HTTP request was refused before parsing (counted as an operation, not as a bad request). */
 export const wasRefusedEarly = (serverContext: object): boolean =>
-  (serverContext as ServerContext).rateLimit === 'refused';
+  (serverContext as RateLimitedContext).rateLimit === 'refused';
 
 export function useOperationLimits(services: Services, refused: OnRefused): Plugin<Context> {
   const limits = services.limits;
@@ -32,7 +41,7 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
   /** At execution: WebSocket operations, and HTTP requests that named a persisted query by its hash alone. */
   const check = (args: { contextValue: unknown }, refuse: (result: { errors: GraphQLError[] }) => void) => {
     // An HTTP request admitted before parsing takes no quota again.
-    if ((args.contextValue as ServerContext).rateLimit === 'admitted') return;
+    if ((args.contextValue as RateLimitedContext).rateLimit === 'admitted') return;
     const { viewer, address } = args.contextValue as Context;
     const apply = (r: AppError | undefined) => {
       if (!r) return;
@@ -46,7 +55,7 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
   return {
     onParams({ params, request, context, setResult }) {
       // Over HTTP only: WebSocket operations have no parameters phase.
-      const server = context as unknown as ServerContext;
+      const server = context as unknown as RateLimitedContext;
       if (typeof params.query !== 'string') return;
       const admit = ({ viewer }: { viewer: Context['viewer'] }) => {
         const apply = (r: AppError | undefined) => {
