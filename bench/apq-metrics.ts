@@ -4,10 +4,7 @@
  * operation inside the gateway (yoga's fetch, in this process: no HTTP, no load generator, no other process's
  * CPU placement). How it measures: docs/benchmarks.md.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { GatewayMetrics } from '../src/gateway/prometheus.js';
 import { createGatewayYoga } from '../src/gateway/yoga.js';
@@ -16,6 +13,7 @@ import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient } from '../src/redis/clients.js';
 import { createServices } from '../src/services/index.js';
 import {
+  checkoutCommit,
   HOST,
   alternate,
   badCount,
@@ -26,7 +24,6 @@ import {
   median,
   positiveInt,
   progress,
-  ROOT,
   runBench,
   signUpBenchUser,
   spawnGateway,
@@ -67,19 +64,6 @@ const VARIANTS: Variant[] = [
   { name: 'METRICS=on, query', metrics: 'on', apq: false },
   { name: 'METRICS=on, APQ hash', metrics: 'on', apq: true },
 ];
-
-/** The sources of `commit` in a directory of their own, on this tree's node_modules: its src/server.ts. */
-function checkout(commit: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-before-'));
-  const archive = execFileSync('git', ['archive', commit, 'src', 'package.json', 'tsconfig.json'], {
-    cwd: ROOT,
-    maxBuffer: 1 << 30,
-  });
-  execFileSync('tar', ['-x', '-C', dir], { input: archive });
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return path.join(dir, 'src', 'server.ts');
-}
 
 interface Gateway {
   variant: Variant;
@@ -150,7 +134,12 @@ async function main(): Promise<number> {
   const variants = BEFORE
     ? [
         ...VARIANTS,
-        { name: `${BEFORE} (before), METRICS=on, query`, metrics: 'on' as const, apq: false, entry: checkout(BEFORE) },
+        {
+          name: `${BEFORE} (before), METRICS=on, query`,
+          metrics: 'on' as const,
+          apq: false,
+          entry: checkoutCommit(BEFORE),
+        },
       ]
     : VARIANTS;
   const gateways: Gateway[] = [];
@@ -240,9 +229,11 @@ async function modulesOf(variant: Variant) {
     return { loadConfig, createLogger, createRedisClient, createServices, createGatewayYoga, GatewayMetrics };
   const src = path.dirname(variant.entry);
   const load = (file: string) => import(path.join(src, file)) as Promise<Record<string, unknown>>;
-  const [config, logger, clients, services, yoga] = await Promise.all(
-    ['config.ts', 'logger.ts', 'redis/clients.ts', 'services/index.ts', 'gateway/yoga.ts'].map(load),
-  );
+  const [config, logger, clients, services, yoga, prometheus] = await Promise.all([
+    ...['config.ts', 'logger.ts', 'redis/clients.ts', 'services/index.ts', 'gateway/yoga.ts'].map(load),
+    // A commit from before GET /metrics has none.
+    load('gateway/prometheus.ts').catch(() => undefined),
+  ]);
   return {
     loadConfig: config!.loadConfig as typeof loadConfig,
     createLogger: logger!.createLogger as typeof createLogger,
@@ -250,7 +241,7 @@ async function modulesOf(variant: Variant) {
     createServices: services!.createServices as typeof createServices,
     // Its createGatewayYoga may take no `prometheus`: it ignores what it does not know.
     createGatewayYoga: yoga!.createGatewayYoga as typeof createGatewayYoga,
-    GatewayMetrics: undefined,
+    GatewayMetrics: prometheus?.GatewayMetrics as typeof GatewayMetrics | undefined,
   };
 }
 

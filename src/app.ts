@@ -35,7 +35,7 @@ export function buildApp({
   logForward?.attach(gatewayLogSink(services.logs));
   const prometheus = new GatewayMetrics({ config, services, log });
   const yoga = createGatewayYoga({ config, services, log, prometheus });
-  const server = createHttpServer(yoga, config.limits, log, prometheus);
+  const server = createHttpServer(yoga, config.limits, log, prometheus, () => services.ops.ready({ timeoutMs: 1000 }));
   const ws = serveWebSocket(server, { yoga, services, config, log, prometheus });
   prometheus.watch({ server, sockets: () => ws.stats() });
   let closing: Promise<void> | undefined;

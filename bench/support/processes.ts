@@ -5,14 +5,15 @@
  *
  * Importing this module installs the exit and signal handlers that stop the children.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { eventually, postGraphQL, signUp } from '../../test/support/clients.js';
 import { ROOT, spawnEntry } from '../../test/support/entries.js';
+import { LIMITS_OFF } from '../../test/support/limits.js';
 import { freePort, startRedisProcess } from '../../test/support/redis-servers.js';
 
 export { ROOT, freePort };
@@ -73,13 +74,38 @@ function adopt(name: string, proc: ChildProcess): Child {
 }
 
 /**
- * The gateway as a child process, limits off, with the rest of this process's environment: its sources under tsx
- * (`npm run dev`), or with `entry` 'dist/server.js' the build `npm start` runs.
+ * The gateway as a child process with the rest of this process's environment but its rate limits off (LIMITS_OFF,
+ * whatever this shell exports) unless `env` sets them: its sources under tsx (`npm run dev`), or with `entry`
+ * 'dist/server.js' the build `npm start` runs. Each one's limits are printed at the end of the run (runBench).
  */
 export function spawnGateway(name: string, env: Record<string, string>, entry = 'src/server.ts'): Child {
-  const child = adopt(name, spawnEntry(entry, { ...(process.env as Record<string, string>), ...env }));
+  const merged: Record<string, string> = { ...(process.env as Record<string, string>), ...LIMITS_OFF, ...env };
+  const on = Object.keys(LIMITS_OFF).filter((k) => merged[k] !== '0');
+  gatewayLimits.push(
+    `${name}: ${on.length ? `limits ON (${on.map((k) => `${k}=${merged[k]}`).join(', ')})` : 'limits off'}`,
+  );
+  const child = adopt(name, spawnEntry(entry, merged));
   if (GATEWAY_CPUS && child.proc.pid !== undefined) pin(child.proc.pid, GATEWAY_CPUS);
   return child;
+}
+
+/** The rate limits of every gateway started, for the run's last lines. */
+const gatewayLimits: string[] = [];
+
+/**
+ * The sources of `commit` in a directory of their own, on this tree's node_modules: its src/server.ts, to measure
+ * that commit as it was beside this tree (BENCH_BEFORE). Removed when the bench exits.
+ */
+export function checkoutCommit(commit: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-before-'));
+  const archive = execFileSync('git', ['archive', commit, 'src', 'package.json', 'tsconfig.json'], {
+    cwd: ROOT,
+    maxBuffer: 1 << 30,
+  });
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return path.join(dir, 'src', 'server.ts');
 }
 
 /**
@@ -214,6 +240,10 @@ export interface LoadTarget {
   body: string;
   /** The exact response body every request must get. */
   expectBody: string;
+  /** Instead of `expectBody`: whether a response body is a right answer. */
+  accepts?: (body: string) => boolean;
+  /** The process serving it: its CPU per request is measured over each run. */
+  pid?: number;
 }
 
 export interface LoadSample {
@@ -225,21 +255,28 @@ export interface LoadSample {
   answered: number;
   /** `errors` includes `timeouts`. */
   bad: { non2xx: number; errors: number; timeouts: number; mismatches: number };
+  /** The serving process's CPU (user + system) over the run per request answered, µs (with the target's pid). */
+  cpuMicros?: number;
 }
 
 /** POSTs to `target` for `seconds` over `connections` keep-alive connections, no pipelining. */
 export async function cannon(target: LoadTarget, seconds: number, connections: number): Promise<LoadSample> {
+  const cpu0 = target.pid === undefined ? 0 : cpuSeconds(target.pid);
   const r = await autocannon({
     url: target.url,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...target.headers },
     body: target.body,
-    expectBody: target.expectBody,
+    ...(target.accepts
+      ? { verifyBody: (body: unknown) => target.accepts!(String(body)) }
+      : { expectBody: target.expectBody }),
     connections,
     pipelining: 1,
     duration: seconds,
   });
+  const cpu = target.pid === undefined ? undefined : cpuSeconds(target.pid) - cpu0;
   return {
+    ...(cpu === undefined ? {} : { cpuMicros: (cpu * 1e6) / Math.max(1, r.requests.total) }),
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -320,6 +357,8 @@ export async function runBench(main: () => Promise<number>, onFailure: () => voi
     process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
     onFailure();
   } finally {
+    if (gatewayLimits.length)
+      console.log(`\nrate limits of the gateways this run started: ${gatewayLimits.join('; ')}`);
     progress('stopping children');
     await stopAll();
   }

@@ -2,8 +2,9 @@
  * The HTTP server in front of yoga: a request id per request (from `x-request-id` when sane, else a new UUID),
  * echoed back and carried by its log line; requests that must arrive whole within REQUEST_TIMEOUT_MS (checked every
  * second at most, so a client trickling bytes gets 408 rather than holding a socket for Node's default five
- * minutes); at most MAX_CONNECTIONS connections; `GET /metrics` (gateway/prometheus.ts), beside yoga; and a
- * graceful close.
+ * minutes); at most MAX_CONNECTIONS connections; `GET /metrics` (gateway/prometheus.ts) and `/readyz` (200 while
+ * Redis answers a PING within a second, else 503), beside yoga, so that no GraphQL request pays for matching their
+ * paths; and a graceful close.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -13,12 +14,16 @@ import { METRICS_PATH, type GatewayMetrics } from './prometheus.js';
 import type { GatewayYoga } from './yoga.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+export const READY_PATH = '/readyz';
+
+const isPath = (url: string | undefined, path: string) => url === path || url?.startsWith(`${path}?`) === true;
 
 export function createHttpServer(
   yoga: GatewayYoga,
   limits: Config['limits'],
   log: Logger,
   prometheus: GatewayMetrics,
+  ready: () => Promise<boolean>,
 ): Server {
   const requestTimeout = limits.requestTimeoutMs;
   const options = {
@@ -45,7 +50,14 @@ export function createHttpServer(
       );
     });
     // Not GraphQL: no operation, no rate limit; the scrape reads what is counted in memory (and the domains' figures).
-    if (req.url === METRICS_PATH || req.url?.startsWith(`${METRICS_PATH}?`)) {
+    if (isPath(req.url, READY_PATH)) {
+      ready().then(
+        (up) => res.writeHead(up ? 200 : 503).end(),
+        () => res.writeHead(503).end(),
+      );
+      return;
+    }
+    if (isPath(req.url, METRICS_PATH)) {
       prometheus.serve(req, res).catch((err: unknown) => {
         log.error({ err, requestId }, 'GET /metrics failed');
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });

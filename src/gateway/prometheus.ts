@@ -135,6 +135,13 @@ export class GatewayMetrics {
    * A served operation: `name` as the telemetry counted it (undefined: METRICS=off, nothing to do), how long it took,
    * and the errors of its result.
    */
+  /** An operation refused before it was parsed (past its rate limit): counted as one taking no time, with its code. */
+  refusedOperation(name: string | undefined, code: string): void {
+    this.operation(name, 0, undefined);
+    const series = name === undefined ? undefined : this.operations.get(name);
+    if (series) add(series.errors, code);
+  }
+
   operation(name: string | undefined, seconds: number, errors: readonly GraphQLError[] | undefined): void {
     if (name === undefined) return;
     let series = this.operations.get(name);

@@ -1,13 +1,13 @@
 /**
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
- * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz and /readyz, and the
- * plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
- * limits, automatic persisted queries (APQ).
+ * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz (/readyz is
+ * http.ts'), and the plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET
+ * /metrics' figures, rate limits, automatic persisted queries (APQ).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga, useReadinessCheck, type YogaLogger } from 'graphql-yoga';
+import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
@@ -17,7 +17,7 @@ import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorReques
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
-import { useOperationLimits } from './plugins/limits.js';
+import { useOperationLimits, type RateLimitedContext } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
@@ -31,7 +31,7 @@ export const GRAPHQL_PATH = '/graphql';
  * It becomes the operation's context, extended with what `context` returns (which must not give these again: the
  * WebSocket's `log` is a getter, made on first use).
  */
-export interface ServerContext {
+export interface ServerContext extends RateLimitedContext {
   /** HTTP only. */
   req?: IncomingMessage;
   res?: ServerResponse;
@@ -100,10 +100,11 @@ export function createGatewayYoga({
     maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
-    context: async ({ request, requestId, address, authorization }): Promise<OperationContext> => {
-      const { viewer, token, rejected } = await authenticate(
-        services,
-        authorization ?? request.headers.get('authorization'),
+    context: async (server): Promise<OperationContext> => {
+      const { request, requestId, address, authorization } = server;
+      // The rate limit may have asked already (an HTTP request, before parsing).
+      const { viewer, token, rejected } = await (
+        server.authentication ?? authenticate(services, authorization ?? request.headers.get('authorization'))
       ).catch((err: unknown) => {
         tagRequestId(err, requestId);
         throw err;
@@ -130,16 +131,21 @@ export function createGatewayYoga({
         maxDirectives: { n: 20 },
         blockFieldSuggestion: { enabled: config.env === 'production' },
       }),
-      useReadinessCheck({ endpoint: '/readyz', check: () => services.ops.ready({ timeoutMs: 1000 }) }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
       ...(prometheus.enabled ? [useOperationMetrics((timing) => services.metrics.record(timing), prometheus)] : []),
       ...(services.limits.limitsOperations
         ? [
-            useOperationLimits(
-              services.limits,
-              prometheus.enabled ? () => prometheus.rateLimit('operations') : undefined,
-            ),
+            useOperationLimits(services, (early) => {
+              if (!prometheus.enabled) return;
+              prometheus.rateLimit('operations');
+              // Refused before parsing: no execution reports it, so it is counted here as one would be.
+              if (early)
+                prometheus.refusedOperation(
+                  services.metrics.record({ operation: early.operation, seconds: 0 }),
+                  early.refusal.code,
+                );
+            }),
           ]
         : []),
       // After the limits: a document is registered only once its operation is admitted.

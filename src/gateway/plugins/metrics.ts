@@ -11,6 +11,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../../context.js';
 import type { OperationTiming } from '../../services/telemetry/metrics.js';
 import type { GatewayMetrics } from '../prometheus.js';
+import { wasRefusedEarly } from './limits.js';
 
 function operationName(document: unknown, name: unknown): string | undefined {
   return getOperationAST(document as DocumentNode, typeof name === 'string' ? name : undefined)?.name?.value;
@@ -70,8 +71,10 @@ export function useOperationMetrics(
     },
     onResultProcess({ serverContext, result }) {
       // An HTTP request's context is its server context, extended: the services are there once yoga built the
-      // operation's context, after parsing and validation, so a result without them was refused before.
+      // operation's context, after parsing and validation, so a result without them was refused before (but for an
+      // operation over its rate limit, refused before parsing and counted as an operation by plugins/limits.ts).
       if ((serverContext as Partial<Context>).services || Array.isArray(result) || isAsyncIterable(result)) return;
+      if (wasRefusedEarly(serverContext)) return;
       const { errors } = result as { errors?: readonly GraphQLError[] };
       if (errors?.length) prometheus.refusedRequest(errors);
     },

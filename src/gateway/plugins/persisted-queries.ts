@@ -82,7 +82,8 @@ export function usePersistedQueries(store: PersistedQueryStore): Plugin<Context 
 
   /** Registers the operation's document under its hash (checked by then); a failure leaves it unregistered. */
   const register = ({ contextValue }: { contextValue: unknown }) => {
-    const { params, log } = contextValue as Context & WithParams;
+    const context = contextValue as Context & WithParams; // its `log` is made on first use: only on a failure
+    const { params } = context;
     const sha256 = persistedHash(params?.extensions);
     if (sha256 === undefined || !params?.query) return;
     const registered = store.register({ sha256, document: params.query });
@@ -90,7 +91,7 @@ export function usePersistedQueries(store: PersistedQueryStore): Plugin<Context 
     // The operation runs either way: it came with its document.
     return registered.then(
       () => undefined,
-      (err: unknown) => log.warn({ err }, 'registering a persisted query failed'),
+      (err: unknown) => context.log.warn({ err }, 'registering a persisted query failed'),
     );
   };
 
