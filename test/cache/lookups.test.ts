@@ -38,8 +38,9 @@ async function lookUp(app: TestApp, ids: readonly string[]): Promise<string[]> {
   return found;
 }
 
+/** Calls of readDocuments (one script call per shard: src/redis/documents/readDocuments.lua). */
 const documentReads = (calls: readonly Call[]) =>
-  calls.filter((c) => c.name === 'hmget' && /docs:\{s\d+\}:doc:/.test(c.args[0]!)).length;
+  calls.filter((c) => /^eval(sha)?$/.test(c.name) && /docs:\{s\d+\}:doc:/.test(c.args[2] ?? '')).length;
 const profileReads = (calls: readonly Call[]) =>
   calls.filter((c) => c.name === 'exists' && /user:\{[^}]+\}:profile$/.test(c.args[0]!)).length;
 
