@@ -8,6 +8,7 @@
  * different queries. How it measures: docs/benchmarks.md.
  */
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Redis } from 'ioredis';
@@ -23,6 +24,7 @@ import { loadCorpus, type CorpusDocument } from '../test/support/corpus.js';
 import { LIMITS_OFF } from '../test/support/limits.js';
 import {
   HOST,
+  checkoutCommit,
   sleep,
   freePort,
   httpOk,
@@ -47,6 +49,8 @@ const PAGE_DOCS = positiveInt('BENCH_PAGE_DOCS', 10_000);
 const SHARED_USERS = positiveInt('BENCH_SHARED_USERS', 200);
 const SHARED_SAMPLES = positiveInt('BENCH_SHARED_SAMPLES', 5);
 const BREAKDOWN = positiveInt('BENCH_BREAKDOWN_QUERIES', 100);
+/** A commit whose services answer the same queries on the same index in the same run (the service rows), as it was. */
+const BEFORE = process.env.BENCH_BEFORE;
 const PREFIX = 'bench-search:';
 const BOOK = 'bench-book:';
 const MiB = 1024 * 1024;
@@ -301,6 +305,30 @@ async function breakdown(
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/**
+ * The services of `commit` (its src/ archived, as bench/support's checkoutCommit does), on a client of their own (a
+ * client runs the scripts its own src/ defines), over the same Redis and prefix: its key layout must be ours.
+ */
+async function servicesAt(commit: string, env: Record<string, string>) {
+  const src = path.dirname(checkoutCommit(commit));
+  const [configModule, clientsModule, servicesModule] = (await Promise.all([
+    import(path.join(src, 'config.ts')),
+    import(path.join(src, 'redis/clients.ts')),
+    import(path.join(src, 'services/index.ts')),
+  ])) as [
+    { loadConfig: typeof loadConfig },
+    { createRedisClient: typeof createRedisClient; closeRedisClient: typeof closeRedisClient },
+    { createServices: typeof createServices },
+  ];
+  const log = createLogger('warn');
+  const config = configModule.loadConfig(env);
+  const client = clientsModule.createRedisClient(config.redis as { kind: 'url'; url: string }, log, 'bench-before');
+  return {
+    services: servicesModule.createServices(client, config, log),
+    close: () => clientsModule.closeRedisClient(client),
+  };
+}
+
 async function main(): Promise<number> {
   const server = await startRedis();
   const redis = new Redis(server.url);
@@ -319,6 +347,7 @@ async function main(): Promise<number> {
   const client = createRedisClient(config.redis as { kind: 'url'; url: string }, log, 'bench');
   const services = createServices(client, config, log);
   const user = 'bench_reader';
+  const before = BEFORE ? await servicesAt(BEFORE, envFor()) : null;
 
   // 1. Indexing.
   progress('loading the SpamAssassin corpus');
@@ -423,6 +452,20 @@ async function main(): Promise<number> {
           return r.totalCount === counts.get(q) && r.hits.length === pageOf(r.totalCount);
         },
       ]);
+      if (before)
+        targets.push([
+          `service at ${BEFORE}, ${c} in flight`,
+          c,
+          async (q) => {
+            const r = await before.services.search.searchDocuments(user, {
+              query: q,
+              sort: sortOf(kind),
+              first: 10,
+              offset: 0,
+            });
+            return r.totalCount === counts.get(q) && r.hits.length === pageOf(r.totalCount);
+          },
+        ]);
       targets.push([
         `service + the page's titles, ${c} in flight`,
         c,
@@ -687,6 +730,15 @@ async function main(): Promise<number> {
   const theBook = `the book (SINTERSTORE + SORT), ${WIDE} in flight`;
   const AND = ['and1', 'and2', 'and3'];
   const andRatio = median(AND.map((k) => at(k, `service, ${WIDE} in flight`).qps / at(k, theBook).qps));
+  if (BEFORE)
+    console.log(
+      `\nservice / service at ${BEFORE}, same run: ` +
+        KINDS.map((k) => {
+          const ratio = (c: number) =>
+            at(k, `service, ${c} in flight`).qps / at(k, `service at ${BEFORE}, ${c} in flight`).qps;
+          return `${k} queries/s ${ratio(1).toFixed(2)} (1 in flight), ${ratio(WIDE).toFixed(2)} (${WIDE})`;
+        }).join('; '),
+    );
   const andClean = clean(AND, [`service, ${WIDE} in flight`, theBook]);
   const relevance = at('relevance', 'service, 1 in flight').p50 / at('relevance', 'MiniSearch').p50;
   const relevanceClean = clean(['relevance'], ['service, 1 in flight', 'MiniSearch']);
@@ -777,6 +829,7 @@ async function main(): Promise<number> {
     gatewayClean,
   );
   await services.close();
+  await before?.close();
   await closeRedisClient(client);
   redis.disconnect();
   return 0;

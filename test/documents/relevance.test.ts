@@ -182,4 +182,58 @@ describe('a real corpus', () => {
     );
     expect(agree / list.length).toBeGreaterThanOrEqual(0.9);
   });
+
+  it("a RELEVANCE result's second page, asked with its resultId, is the reference's 11th to 20th and does not move under a change", async () => {
+    const reference = new ReferenceBm25(corpus, s.config.search.titleWeight);
+    const words = [...reference.tf]
+      .filter(([, p]) => p.size >= 30 && p.size <= 300)
+      .map(([w]) => w)
+      .sort();
+    // a synonym group first (its frequency is the intersection's score), another word, an excluded word
+    let found: { q: string; want: [string, number][] } | null = null;
+    for (let i = 0; !found && i + 3 < words.length; i += 7) {
+      const [a, c, b, x] = [words[i]!, words[i + 1]!, words[i + 2]!, words[i + 3]!];
+      const excluded = reference.tf.get(x)!;
+      const want = reference.search([[a, c], [b]]).filter(([id]) => !excluded.has(id));
+      if (want.length >= 25 && want.length < reference.search([[a, c], [b]]).length)
+        found = { q: `${a} +${c} ${b} -${x}`, want };
+    }
+    expect(found).not.toBeNull();
+    const { q, want } = found!;
+    const page1 = await s.services.search.searchDocuments('pager', {
+      query: q,
+      sort: 'RELEVANCE',
+      first: 10,
+      offset: 0,
+    });
+    expect(page1.totalCount).toBe(want.length);
+    // a new document having every word of the query many times would come first in a new search
+    const [a, c, b] = q.split(' ').map((w) => w.replace(/^[+-]/, ''));
+    await s.services.documents.indexDocument('writer', {
+      id: 'zz-newcomer',
+      title: `${a} ${c} ${b}`,
+      content: `${a} ${c} ${b} `.repeat(20),
+    });
+    try {
+      const page2 = await s.services.search.searchDocuments('pager', {
+        query: q,
+        sort: 'RELEVANCE',
+        first: 10,
+        offset: 10,
+        resultId: page1.resultId,
+      });
+      expect(page2.resultId).toBe(page1.resultId);
+      expect(page2.hits.map((h) => h.id)).toEqual(want.slice(10, 20).map(([id]) => id));
+      page2.hits.forEach((h, i) => expect(Math.abs(h.score - want[10 + i]![1])).toBeLessThan(1e-9 * want[10 + i]![1]));
+      const fresh = await s.services.search.searchDocuments('pager', {
+        query: q,
+        sort: 'RELEVANCE',
+        first: 1,
+        offset: 0,
+      });
+      expect(fresh.hits[0]!.id).toBe('zz-newcomer');
+    } finally {
+      await s.services.documents.deleteDocument('writer', { id: 'zz-newcomer' });
+    }
+  });
 });

@@ -89,8 +89,9 @@ for g = 1, groups do
 end
 
 local keys, weights = {}, {}
+-- bm25 reads each match's frequency of the first group from its score (weight 1), of the others by ZMSCORE
 for g = 1, groups do
-  keys[g], weights[g] = sets[g], 0
+  keys[g], weights[g] = sets[g], (g == 1 and rescore == 'bm25') and 1 or 0
 end
 local function by(key, weight)
   if weight ~= '' then
@@ -148,19 +149,22 @@ local function storeScores(entries)
   end)
 end
 if matched > 0 and rescore == 'bm25' then
-  local ids, entries = redis.call('ZRANGE', hits, 0, -1), {}
+  local ranged, ids, firstTf, entries = redis.call('ZRANGE', hits, 0, -1, 'WITHSCORES'), {}, {}, {}
+  for i = 1, #ranged, 2 do
+    ids[#ids + 1], firstTf[#firstTf + 1] = ranged[i], ranged[i + 1]
+  end
   inChunks(#ids, function(first, last)
     local slice = { unpack(ids, first, last) }
     local lengthOf = redis.call('HMGET', lengths, unpack(slice))
     local tfs = {}
-    for g = 1, groups do
+    for g = 2, groups do
       tfs[g] = redis.call('ZMSCORE', sets[g], unpack(slice))
     end
     for j = 1, #slice do
       local norm = k1 * (1 - b + b * tonumber(lengthOf[j]) / avgLength)
       local score = 0
       for g = 1, groups do
-        local tf = tonumber(tfs[g][j])
+        local tf = tonumber(g == 1 and firstTf[first + j - 1] or tfs[g][j])
         score = score + idf[g] * (tf * (k1 + 1) / (tf + norm))
       end
       entries[#entries + 1] = -score
