@@ -8,6 +8,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -205,18 +206,32 @@ export async function graphql(
   return { text: r.text, data: r.data ?? {} };
 }
 
+/**
+ * Keep-alive connections for rawPoster. node:http rather than fetch: undici's fetch cost this process about 0.2 ms
+ * more CPU per request (0.28 against 0.09 ms at 50 in flight), on the same two cores as the gateway it measures.
+ */
+const keepAlive = new http.Agent({ keepAlive: true });
+
 /** A POST of a raw JSON body to `${baseUrl}/graphql` with `auth` headers: the body of the answer, thrown on a non-200 or errors. */
 export function rawPoster(baseUrl: string, auth: Record<string, string>) {
-  return async (body: string): Promise<string> => {
-    const res = await fetch(`${baseUrl}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body,
+  const url = new URL('/graphql', baseUrl);
+  return (body: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...auth };
+      const req = http.request(url, { method: 'POST', agent: keepAlive, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          if (res.statusCode !== 200 || text.includes('"errors"'))
+            reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
+          else resolve(text);
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
     });
-    const text = await res.text();
-    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
-    return text;
-  };
 }
 
 /** Signs a fresh user up on the gateway at `baseUrl`; returns the name and the bearer header. */

@@ -21,24 +21,35 @@ export const document = (
   info: GraphQLResolveInfo,
 ): Promise<DocumentSummary | null> => ctx.loaders.documents.load(args.id, reading(info));
 
-export const searchDocuments = (_root: unknown, args: SearchArgs, ctx: SignedIn): Promise<DocumentSearch> =>
-  ctx.services.search.searchDocuments(ctx.viewer.username, args);
+/** A search's page as the schema resolves it: `content` says whether its documents are loaded with their content. */
+export type SearchPage = DocumentSearch & { content: boolean };
 
-/** The page's documents through the operation's loader (one round trip per shard); deleted ones left out. */
-export const searchedDocuments = async (
-  search: DocumentSearch,
-  _args: unknown,
-  ctx: Context,
+/** Hits show the content (their snippets): when the operation selects them, `documents` loads with content too. */
+const PAGE_CONTENT = new Set(['content', 'hits']);
+
+export const searchDocuments = async (
+  _root: unknown,
+  args: SearchArgs,
+  ctx: SignedIn,
   info: GraphQLResolveInfo,
-): Promise<DocumentSummary[]> =>
+): Promise<SearchPage> => ({
+  ...(await ctx.services.search.searchDocuments(ctx.viewer.username, args)),
+  content: selectsAny(info, PAGE_CONTENT),
+});
+
+/**
+ * The page's documents through the operation's loader (one round trip per shard); deleted ones left out. Loaded as
+ * `hits` loads them when the operation selects both, so that the two fields share one load.
+ */
+export const searchedDocuments = async (search: SearchPage, _args: unknown, ctx: Context): Promise<DocumentSummary[]> =>
   (
     await ctx.loaders.documents.loadMany(
       search.hits.map((h) => h.id),
-      reading(info),
+      { content: search.content },
     )
   ).filter((d): d is DocumentSummary => d !== null);
 
-export const hits = async (search: DocumentSearch, _args: unknown, ctx: Context): Promise<DocumentHit[]> =>
+export const hits = async (search: SearchPage, _args: unknown, ctx: Context): Promise<DocumentHit[]> =>
   describeHits(
     search,
     await ctx.loaders.documents.loadMany(

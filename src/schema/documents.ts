@@ -1,11 +1,12 @@
 import * as resolvers from '../resolvers/documents.js';
+import type { SearchPage } from '../resolvers/documents.js';
 import type { Document, DocumentSummary } from '../services/documents/documents.js';
 import type { DocumentHit } from '../services/documents/snippets.js';
 import { builder } from './builder.js';
 import { UserType } from './users.js';
 import { TITLE_MAX } from '../services/documents/documents.js';
 import { QUERY_MAX_CHARS, QUERY_MAX_WORDS } from '../services/documents/query.js';
-import { BM25, DEFAULT_OFFSET, SEARCH_PAGE, type DocumentSearch } from '../services/documents/search.js';
+import { BM25, DEFAULT_OFFSET, SEARCH_PAGE } from '../services/documents/search.js';
 import {
   DEFAULT_RANK_WEIGHTS,
   DEFAULT_SORT,
@@ -80,7 +81,7 @@ const DocumentHitType = builder.objectRef<DocumentHit>('DocumentHit').implement(
   }),
 });
 
-const DocumentSearchType = builder.objectRef<DocumentSearch>('DocumentSearch').implement({
+const DocumentSearchType = builder.objectRef<SearchPage>('DocumentSearch').implement({
   fields: (t) => ({
     resultId: t.exposeID('resultId', {
       description: 'Pass it back to page through the same result set (SEARCH_RESULT_TTL seconds after its last use).',
