@@ -9,6 +9,7 @@ import type { Head } from '../mailbox/commands.js';
 import {
   reentrantEntered,
   reentrantState,
+  reentrantValue,
   type ReentrantBusy,
   type ReentrantEntry,
   type ReentrantReply,
@@ -330,7 +331,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       if (
         a.first &&
         !a.others &&
-        (await redis.set(lock.lock, `${a.owner} ${a.token} 1 0`, 'PX', a.leaseMs, 'NX')) === 'OK'
+        (await redis.set(lock.lock, reentrantValue(a.owner, a.token, 1, '0'), 'PX', a.leaseMs, 'NX')) === 'OK'
       )
         taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
       taken ??= reentrantEntered(
@@ -364,9 +365,22 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       return reentrantState(await redis.get(k.reentrant(a.name).lock), 0)?.token === a.token;
     },
 
-    /** Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone waits), -1 when its lease had ended. */
-    releaseReentrant(a: { name: string; token: string }): Promise<number> {
+    /**
+     * Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone
+     * waits), -1 when its lease had ended. With `last` (the holder as the caller knows it at depth 1), it is first
+     * freed by its whole value through releaseLock.lua, lighter than releaseReentrant.lua; only when the value
+     * differs (another process entered it or drew its fence, or the lease ended) does releaseReentrant.lua follow.
+     */
+    async releaseReentrant(a: {
+      name: string;
+      token: string;
+      last?: { owner: string; fence: string } | undefined;
+    }): Promise<number> {
       const lock = k.reentrant(a.name);
+      if (a.last) {
+        const value = reentrantValue(a.last.owner, a.token, 1, a.last.fence);
+        if ((await releaseLockScript(redis, [lock.lock], [value, lock.bell])) === 1) return 0;
+      }
       return releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
     },
 
