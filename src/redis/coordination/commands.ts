@@ -371,17 +371,17 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * freed by its whole value through releaseLock.lua, lighter than releaseReentrant.lua; only when the value
      * differs (another process entered it or drew its fence, or the lease ended) does releaseReentrant.lua follow.
      */
-    async releaseReentrant(a: {
+    releaseReentrant(a: {
       name: string;
       token: string;
       last?: { owner: string; fence: string } | undefined;
     }): Promise<number> {
       const lock = k.reentrant(a.name);
-      if (a.last) {
-        const value = reentrantValue(a.last.owner, a.token, 1, a.last.fence);
-        if ((await releaseLockScript(redis, [lock.lock], [value, lock.bell])) === 1) return 0;
-      }
-      return releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
+      const byToken = () => releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
+      if (!a.last) return byToken();
+      const value = reentrantValue(a.last.owner, a.token, 1, a.last.fence);
+      // Not async: one promise fewer than an async function's on the usual path.
+      return releaseLockScript(redis, [lock.lock], [value, lock.bell]).then((freed) => (freed === 1 ? 0 : byToken()));
     },
 
     /** Gives the lease `token` holds on reentrant lock `name` `leaseMs` from now (as extendLock). */
