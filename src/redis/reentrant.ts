@@ -40,6 +40,11 @@ export function reentrantAcquired(reply: ReentrantReply, owner: string): Reentra
   return 'holder' in entered ? entered : { ...entered, fence: String(reply[1]) };
 }
 
+/** A lock's value as lib/reentrant.lua writes it, unmarked: "<owner> <token> <depth> <fence>". */
+export function reentrantValue(owner: string, token: string, depth: number, fence: string): string {
+  return `${owner} ${token} ${depth} ${fence}`;
+}
+
 /** The lock's state from its key's value and PTTL (lib/reentrant.lua's format); null when it is free. */
 export function reentrantState(value: string | null, pttl: number): ReentrantHeld | null {
   const match = value === null ? null : /^(\S+) (\S+) (\d+) (\d+)\+?$/.exec(value);

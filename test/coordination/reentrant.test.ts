@@ -3,12 +3,14 @@
  * same fencing token, leaves as many times before the lock is free, another owner is refused and waits on the
  * doorbell; withLock nests, keeps the lease alive and signals its loss.
  */
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../src/services/coordination/locks.js';
 import { isBusy, isLease, type ReentrantLease } from '../../src/services/coordination/reentrant.js';
 import { keysOf } from '../support/keys.js';
 import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+import { disposeLater } from '../support/dispose.js';
 
 let t: TestApp;
 
@@ -20,6 +22,43 @@ const held = (lease: unknown): ReentrantLease => {
   if (!isLease(lease)) throw new Error(`expected a lease, got ${JSON.stringify(lease)}`);
   return lease;
 };
+
+/**
+ * What the releases of lock `key` gave its scripts first (MONITOR on every master, in order): a token, or the lock's
+ * whole value. `settled` waits until `count` were seen. A plain socket reads the monitor: ioredis's monitor mode reads
+ * the lines Redis sends while it disconnects as replies, and throws.
+ */
+async function scriptsOn(key: string) {
+  const firstArgs: string[] = [];
+  for (const node of 'nodes' in t.redis ? t.redis.nodes('master') : [t.redis]) {
+    const socket = connect({ host: node.options.host ?? '127.0.0.1', port: node.options.port! });
+    disposeLater(() => Promise.resolve(socket.destroy()));
+    socket.setEncoding('utf8');
+    let rest = '';
+    let ok: () => void;
+    const monitoring = new Promise<void>((resolve) => (ok = resolve));
+    socket.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\r\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        if (line === '+OK') ok();
+        // +<time> [<db> <client>] "evalsha" "<sha>" "1" "<key>" "<first argument>" ... "<doorbell>" (or "eval"
+        // "<source>" ...: a client's first run of a script in a pipeline)
+        const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
+        // The release scripts take the lock's doorbell last.
+        if (/^eval(sha)?$/i.test(args[0] ?? '') && args[3] === key && args.at(-1)?.endsWith(':bell'))
+          firstArgs.push(args[4]!);
+      }
+    });
+    socket.write('MONITOR\r\n');
+    await monitoring;
+  }
+  const settled = async (count: number) => {
+    await eventually(() => Promise.resolve(firstArgs.length >= count));
+    return firstArgs.splice(0);
+  };
+  return { settled };
+}
 
 describe('reentrant locks', () => {
   it('reentrant: the same owner enters again (depth + 1, same token and fence), free only at depth 0', async () => {
@@ -133,6 +172,69 @@ describe('reentrant locks', () => {
     expect(await locks.fence(lease)).toBe(fence);
     expect(await locks.release(lease)).toBe(0);
     expect(await t.redis.exists(key)).toBe(0);
+  });
+
+  it("reentrant: the holding process's last release at depth 1 frees the lock by its whole value in one step, fence drawn or not", async () => {
+    const locks = t.app.services.reentrantLocks;
+    const name = uniqueName('last');
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const scripts = await scriptsOn(key);
+    const plain = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
+    const inner = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 })); // counted here
+    expect(await locks.release(inner)).toBe(1);
+    expect(await locks.release(plain)).toBe(0);
+    expect(await t.redis.exists(key)).toBe(0);
+    expect(await scripts.settled(1)).toEqual([`alice ${plain.token} 1 0`]); // one script: the release by value
+
+    const fenced = held(await locks.acquire({ name, owner: 'alice', leaseMs: 10_000 }));
+    const fence = await locks.fence(fenced);
+    expect(await locks.release(fenced)).toBe(0);
+    expect(await t.redis.exists(key)).toBe(0);
+    expect(await scripts.settled(1)).toEqual([`alice ${fenced.token} 1 ${fence}`]);
+  });
+
+  it('reentrant: a last release that finds another value than its own leaves by token: after another process entered, after it drew the fence, once the lease was lost', async () => {
+    const other = await startTestApp({ KEY_PREFIX: t.config.keyPrefix }); // another gateway on the same keys
+    const here = t.app.services.reentrantLocks;
+    const there = other.app.services.reentrantLocks;
+    const name = uniqueName('fallback');
+    const key = keysOf(t.config.keyPrefix).reentrant(name).lock;
+    const scripts = await scriptsOn(key);
+
+    // Another process's entry: the lock is at depth 2, this process's release leaves one level.
+    const outer = held(await here.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    const remote = held(await there.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    expect(await here.release(outer)).toBe(1);
+    expect(await t.redis.get(key)).toBe(`job ${outer.token} 1 0`);
+    expect(await there.release(remote)).toBe(0);
+    expect(await t.redis.exists(key)).toBe(0);
+    // here's release by value, then by token; there's by token (it never knew the lock at depth 1)
+    expect(await scripts.settled(3)).toEqual([`job ${outer.token} 1 0`, outer.token, outer.token]);
+
+    // Another process's fence: back at depth 1, the value has a fence this process never saw.
+    const first = held(await here.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    const entered = held(await there.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    const fence = await there.fence(entered);
+    expect(await there.release(entered)).toBe(1);
+    expect(await t.redis.get(key)).toBe(`job ${first.token} 1 ${fence}`);
+    expect(await here.release(first)).toBe(0);
+    expect(await t.redis.exists(key)).toBe(0);
+    // there's (by token: it knew the lock at depth 2), then here's by value and by token
+    expect(await scripts.settled(3)).toEqual([first.token, `job ${first.token} 1 0`, first.token]);
+
+    // The lease lost: ran out, and the lock taken anew by the same owner elsewhere (another token) or left free.
+    const lost = held(await here.acquire({ name, owner: 'job', leaseMs: 100 }));
+    await sleep(300);
+    const anew = held(await there.acquire({ name, owner: 'job', leaseMs: 10_000 }));
+    expect(anew.token).not.toBe(lost.token);
+    expect(await here.release(lost)).toBe(-1);
+    expect(await t.redis.get(key)).toBe(`job ${anew.token} 1 0`); // untouched
+    expect(await there.release(anew)).toBe(0);
+    const expired = held(await here.acquire({ name, owner: 'job', leaseMs: 100 }));
+    await sleep(300);
+    expect(await here.release(expired)).toBe(-1);
+    expect(await t.redis.exists(key)).toBe(0);
+    await other.close();
   });
 
   it('reentrant: a re-entry in the holding process is counted there; one from another process counts in Redis, and the lock stays held until both leave', async () => {

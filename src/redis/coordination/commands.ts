@@ -9,6 +9,7 @@ import type { Head } from '../mailbox/commands.js';
 import {
   reentrantEntered,
   reentrantState,
+  reentrantValue,
   type ReentrantBusy,
   type ReentrantEntry,
   type ReentrantReply,
@@ -330,7 +331,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       if (
         a.first &&
         !a.others &&
-        (await redis.set(lock.lock, `${a.owner} ${a.token} 1 0`, 'PX', a.leaseMs, 'NX')) === 'OK'
+        (await redis.set(lock.lock, reentrantValue(a.owner, a.token, 1, '0'), 'PX', a.leaseMs, 'NX')) === 'OK'
       )
         taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
       taken ??= reentrantEntered(
@@ -364,10 +365,23 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       return reentrantState(await redis.get(k.reentrant(a.name).lock), 0)?.token === a.token;
     },
 
-    /** Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone waits), -1 when its lease had ended. */
-    releaseReentrant(a: { name: string; token: string }): Promise<number> {
+    /**
+     * Leaves reentrant lock `name` held with `token` once: the depth left (0: free, its doorbell rung if someone
+     * waits), -1 when its lease had ended. With `last` (the holder as the caller knows it at depth 1), it is first
+     * freed by its whole value through releaseLock.lua, lighter than releaseReentrant.lua; only when the value
+     * differs (another process entered it or drew its fence, or the lease ended) does releaseReentrant.lua follow.
+     */
+    releaseReentrant(a: {
+      name: string;
+      token: string;
+      last?: { owner: string; fence: string } | undefined;
+    }): Promise<number> {
       const lock = k.reentrant(a.name);
-      return releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
+      const byToken = () => releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
+      if (!a.last) return byToken();
+      const value = reentrantValue(a.last.owner, a.token, 1, a.last.fence);
+      // Not async: one promise fewer than an async function's on the usual path.
+      return releaseLockScript(redis, [lock.lock], [value, lock.bell]).then((freed) => (freed === 1 ? 0 : byToken()));
     },
 
     /** Gives the lease `token` holds on reentrant lock `name` `leaseMs` from now (as extendLock). */

@@ -43,7 +43,10 @@ export function coordinationKeys({ key }: Keyspace) {
       lock: key('rlock', name),
       /** string counter, never expires: the fencing token handed to each holder that asks, in turn */
       fences: key('rlock', name, 'fence'),
-      /** sharded pub/sub channel, rung with "<lock key> free:<token>" when a lock someone waits for is freed */
+      /**
+       * sharded pub/sub channel, rung with "<lock key> free:<token>" (or, freed by its value through releaseLock,
+       * "<lock key> free:<owner>_<token>_1_<fence>") when a lock someone waits for is freed
+       */
       bell: key('rlock', name, 'bell'),
     }),
     /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */

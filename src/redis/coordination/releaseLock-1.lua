@@ -1,22 +1,32 @@
 --[[
-  releaseLock: frees a lock, but only for its holder, and rings the lock's doorbell when someone waits for it.
+  releaseLock: frees a lock, but only for its holder, and rings the lock's doorbell when someone waits for it. Also
+  the last release of a reentrant lock at depth 1 by the process that holds it, given the lock's whole value
+  ("<owner> <token> 1 <fence>", lib/reentrant.lua) as its token: it compares, deletes and rings as releaseReentrant
+  would there.
 
-  KEYS[1] owner: string, the holder's token (+ WAITED once someone waits), expiring with the lease
-  ARGV[1] token: the caller's token
+  KEYS[1] owner: string, the holder's token (+ once someone waits, lib/lock's WAITED), expiring with the lease
+  ARGV[1] token: the caller's token (or a reentrant lock's whole value at depth 1, without the mark)
   ARGV[2] bell: the lock's sharded pub/sub channel
 
-  Returns 1 when released, 0 when the lease had already ended (expired, or taken by another holder).
+  Returns 1 when released, 0 when the lease had already ended (expired, or taken by another holder) or, for a
+  reentrant lock, when its value is not the one given (another depth or fence, or another holder).
 ]]
---- @include lib/lock
+-- No lib/lock: each function a script includes is a closure made on every call, and this is every holder's last
+-- step. Its checks inline, and no string is made unless it rings (Redis CPU per call as redis-semaphore's release:
+-- docs/benchmarks.md).
 local owner = KEYS[1]
 local token, bell = ARGV[1], ARGV[2]
-local held = heldBy(owner, token)
-if not held then
+local held = redis.call('GET', owner)
+if held == token then
+  redis.call('DEL', owner)
+  return 1
+end
+-- Marked (someone waits): the token and WAITED ('+', byte 43) after it.
+if not held or #held ~= #token + 1 or string.byte(held, -1) ~= 43 or string.find(held, token, 1, true) ~= 1 then
   return 0
 end
 redis.call('DEL', owner)
-if waitedFor(held) then
-  -- A value no GET can return and no other release repeats: every release wakes the waiters' pollers.
-  redis.call('SPUBLISH', bell, owner .. ' free:' .. token)
-end
+-- A value no GET can return and no other release repeats, in one word (a reentrant value's spaces made '_'):
+-- every release wakes the waiters' pollers.
+redis.call('SPUBLISH', bell, owner .. ' free:' .. string.gsub(token, ' ', '_'))
 return 1

@@ -61,8 +61,11 @@ export interface ReentrantTakes<A extends object = object, R = never, H extends 
 
 /** Where the coordination domain's reentrant locks live: taking them, and the steps of a holder. */
 export interface ReentrantStore extends ReentrantTakes<object, never, ReentrantEntry> {
-  /** The depth left (0: free), -1 when the lease had ended. */
-  release(a: { name: string; token: string }): Promise<number>;
+  /**
+   * The depth left (0: free), -1 when the lease had ended. `last`: the holder as the caller knows it at depth 1 (its
+   * fence, '0' until drawn), which the store may free by value first.
+   */
+  release(a: { name: string; token: string; last?: { owner: string; fence: string } | undefined }): Promise<number>;
   extend(a: { name: string; token: string; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'>;
   /** Whether `token` holds the lock. */
   holds(a: { name: string; token: string }): Promise<boolean>;
@@ -156,6 +159,8 @@ interface Holding {
   local: number;
   /** The lock's depth in Redis as of the last step of this process that read it. */
   depth: number;
+  /** The holder's fence as this process knows it ('0': not drawn), undefined when it does not. */
+  fence: string | undefined;
   /** The earliest the lease can end (performance.now()): when its last take or extension was sent, plus its length. */
   endsAt: number;
 }
@@ -230,6 +235,10 @@ export class ReentrantLockService {
           return left;
         });
       this.holdings.delete(name);
+      // This process's last entry, and the lock at depth 1 as far as it knows: freed by its value, with the release by
+      // token after it only when the value is another (another process's entry or fence, or a lease that ended).
+      if (holding.depth === 1 && holding.fence !== undefined)
+        return this.store.release({ name, token, last: { owner: holding.owner, fence: holding.fence } });
     }
     return this.store.release({ name, token });
   }
@@ -259,6 +268,8 @@ export class ReentrantLockService {
    */
   async fence(lease: { name: string; token: string }): Promise<number | null> {
     const fence = await this.store.fence({ name: lease.name, token: lease.token });
+    const holding = this.holdings.get(lease.name);
+    if (holding?.token === lease.token) holding.fence = typeof fence === 'number' ? String(fence) : undefined;
     return typeof fence === 'number' && fence > 0 ? fence : null;
   }
 
@@ -292,9 +303,11 @@ export class ReentrantLockService {
       holding.depth = entry.depth;
       holding.endsAt = Math.max(holding.endsAt, endsAt);
     } else {
-      // A new lease: any other this process had on the lock ended.
+      // A new lease: any other this process had on the lock ended. Taken here at depth 1, its fence is 0 (drawn on
+      // demand); entered at a greater depth, this process does not know it.
       const { owner, token, depth } = entry;
-      this.holdings.set(name, { owner, token, remote: 1, local: 0, depth, endsAt });
+      const fence = depth === 1 ? '0' : undefined;
+      this.holdings.set(name, { owner, token, remote: 1, local: 0, depth, fence, endsAt });
     }
   }
 }
