@@ -1,5 +1,5 @@
 /**
- * Replies of the reentrant lock's Lua (lib/reentrant.lua), shared by the domains whose scripts include it: the
+ * One try at, and the replies of, the reentrant lock's Lua (lib/reentrant.lua), shared by the domains whose scripts include it: the
  * coordination domain's reentrant locks and the documents' editing leases.
  */
 
@@ -17,6 +17,17 @@ export interface ReentrantEntry {
 export interface ReentrantHeld extends ReentrantEntry {
   /** The holder's fencing token, a decimal string (higher for every later holder). */
   fence: string;
+}
+
+/** One try at taking a reentrant lock: `waits`, the caller waits if refused; `others`, others of its process wait; `first`, the acquire's first try. */
+export interface ReentrantTry {
+  name: string;
+  owner: string;
+  token: string;
+  leaseMs: number;
+  waits: boolean;
+  others: boolean;
+  first: boolean;
 }
 
 /** Refused: another owner holds it. */

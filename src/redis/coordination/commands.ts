@@ -13,6 +13,7 @@ import {
   type ReentrantBusy,
   type ReentrantEntry,
   type ReentrantReply,
+  type ReentrantTry,
 } from '../reentrant.js';
 import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
@@ -317,15 +318,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * free lock is taken at depth 1 with fencing token 0, drawn on demand by fenceReentrant); a lock it finds held,
      * and every other try, go through acquireReentrant.lua.
      */
-    async acquireReentrant(a: {
-      name: string;
-      owner: string;
-      token: string;
-      leaseMs: number;
-      waits: boolean;
-      others: boolean;
-      first: boolean;
-    }): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
+    async acquireReentrant(a: ReentrantTry): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
       const lock = k.reentrant(a.name);
       let taken: ReentrantEntry | ReentrantBusy | undefined;
       if (

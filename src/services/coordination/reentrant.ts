@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import type { CoordinationCommands } from '../../redis/coordination/commands.js';
-import type { ReentrantBusy, ReentrantEntry, ReentrantHeld } from '../../redis/reentrant.js';
+import type { ReentrantBusy, ReentrantEntry, ReentrantHeld, ReentrantTry } from '../../redis/reentrant.js';
 import type { Head, MailboxPoller } from '../mailbox/poller.js';
 import { checkMs, checkName } from '../shared/arguments.js';
 import { beginAcquire, EXPIRY_JITTER_MS, LockWaits, type Waiter } from './lock-waits.js';
@@ -46,17 +46,7 @@ export interface ReentrantTakes<A extends object = object, R = never, H extends 
   /** What waiters of lock `name` watch: its key and doorbell. */
   head(name: string): Head;
   /** `first`: the acquire's first try. */
-  acquire(
-    a: A & {
-      name: string;
-      owner: string;
-      token: string;
-      leaseMs: number;
-      waits: boolean;
-      others: boolean;
-      first: boolean;
-    },
-  ): Promise<H | ReentrantBusy | 'unconfirmed' | R>;
+  acquire(a: A & ReentrantTry): Promise<H | ReentrantBusy | 'unconfirmed' | R>;
 }
 
 /** Where the coordination domain's reentrant locks live: taking them, and the steps of a holder. */
