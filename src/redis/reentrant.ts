@@ -1,6 +1,6 @@
 /**
- * One try at, and the replies of, the reentrant lock's Lua (lib/reentrant.lua), shared by the domains whose scripts include it: the
- * coordination domain's reentrant locks and the documents' editing leases.
+ * One try at, and the replies of, the reentrant lock's Lua (lib/reentrant.lua), shared by the domains whose scripts
+ * include it: the coordination domain's reentrant locks and the documents' editing leases.
  */
 
 /** A reentrant lock as its holder has it. */
