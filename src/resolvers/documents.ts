@@ -75,6 +75,15 @@ export const deleteDocument = async (
   return deleted;
 };
 
+/** The document now, then after each change (null: none, or deleted); its content read only when selected. */
+export const subscribeDocument = (
+  _root: unknown,
+  args: { id: string },
+  ctx: SignedIn,
+  info: GraphQLResolveInfo,
+): AsyncIterable<DocumentSummary | null> =>
+  ctx.services.liveDocuments.documentChanged(ctx.viewer.username, { id: args.id, ...reading(info) });
+
 export const voteDocument = async (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<Document> =>
   ctx.loaders.documents.prime(await ctx.services.documents.voteDocument(ctx.viewer.username, args));
 

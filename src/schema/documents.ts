@@ -207,3 +207,15 @@ builder.mutationFields((t) => ({
     resolve: resolvers.releaseDocumentLease,
   }),
 }));
+
+builder.subscriptionFields((t) => ({
+  documentChanged: t.withAuth({ signedIn: true }).field({
+    type: DocumentType,
+    nullable: true,
+    description:
+      'Follows a document: the document now (null when there is none), then again after each change (indexDocument, voteDocument; null once deleted, and the document again if it is indexed anew). A subscription made again after a lost connection starts with the current state.',
+    args: { id: t.arg.id({ required: true }) },
+    subscribe: resolvers.subscribeDocument,
+    resolve: (doc: LoadedDocument | null) => doc,
+  }),
+}));

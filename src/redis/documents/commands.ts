@@ -183,6 +183,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           // frequencies as strings: ZADD takes them as they are (redis.call would format a Lua number with %.17g)
           JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
           a.leaseToken,
+          s.bell(a.id),
         ],
       );
       return typeof reply === 'number'
@@ -209,9 +210,14 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.lease(a.id),
           ...a.words.map(s.word),
         ],
-        [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, a.leaseToken, s.leaseBell(a.id), ...a.words],
+        [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, a.leaseToken, s.leaseBell(a.id), s.bell(a.id), ...a.words],
       );
       return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** What a live subscription of document `id` watches: its head (a field of its hash) and its doorbell. */
+    documentHead({ shard: s, id }: { shard: Shard; id: string }): Head {
+      return { key: s.doc(id), field: 'head', channel: s.bell(id) };
     },
 
     /** What waiters for document `id`'s editing lease watch: its key, and the doorbell its releases ring. */
@@ -281,7 +287,11 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
 
     /** `user` votes for document `id` (once); its votes. */
     async voteDocument({ shard: s, id, user }: { shard: Shard; id: string; user: string }): Promise<number | Refused> {
-      const votes = await voteDocumentScript(redis, [s.doc(id), s.voters(id), s.votes, s.version], [id, user]);
+      const votes = await voteDocumentScript(
+        redis,
+        [s.doc(id), s.voters(id), s.votes, s.version],
+        [id, user, s.bell(id)],
+      );
       return votes < 0 ? refused(votes) : votes;
     },
 

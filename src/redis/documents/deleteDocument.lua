@@ -23,19 +23,21 @@
   ARGV[4] isAdmin: '1' when the user is an admin (and may delete another's document), else '0'
   ARGV[5] leaseToken: the editing lease's token the caller shows ('': none)
   ARGV[6] bell: the lease's sharded pub/sub channel
-  ARGV[7..] words: the document's words at version `expected`, one each
+  ARGV[7] docBell: the document's doorbell (sharded pub/sub channel), rung once it is gone
+  ARGV[8..] words: the document's words at version `expected`, one each
 
   Returns 1, or 0 when there was none (and `expected` is '0'); else STATUS.CHANGED, STATUS.NOT_OWNER or
   STATUS.LEASED (nothing is written).
 ]]
 --- @include lib/postings
 --- @include lib/reentrant
+--- @include lib/live-document
 local doc, voters, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local lease = KEYS[11]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
-local leaseToken, bell = ARGV[5], ARGV[6]
-local postingsAt, wordsAt = 12, 7
+local leaseToken, bell, docBell = ARGV[5], ARGV[6], ARGV[7]
+local postingsAt, wordsAt = 12, 8
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
 if (state[1] or '0') ~= expected then
@@ -62,6 +64,7 @@ redis.call('ZREM', titleScores, id)
 redis.call('ZREM', updated, id)
 redis.call('ZREM', votes, id)
 redis.call('DEL', doc, voters)
+documentGone(doc, docBell)
 local held = reentrantRead(lease)
 if held then
   reentrantFree(lease, held, bell)

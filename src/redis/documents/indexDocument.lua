@@ -33,6 +33,7 @@
     frequencies in the same order (as strings, given to ZADD as they are), and the words it had at version
     `expected` and no longer has
   ARGV[11] leaseToken: the editing lease's token the caller shows ('': none)
+  ARGV[12] bell: the document's doorbell (sharded pub/sub channel), rung with its new head
 
   Returns {version, updated ms, votes, whether the user voted (1 or 0)}; else STATUS.CHANGED, STATUS.NOT_OWNER or
   STATUS.LEASED (nothing is written).
@@ -40,6 +41,7 @@
 --- @include lib/now
 --- @include lib/postings
 --- @include lib/reentrant
+--- @include lib/live-document
 local doc, voters, version, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local lease = KEYS[12]
@@ -47,7 +49,7 @@ local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local title, titleKey, titleScore, content, length = ARGV[5], ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
 local packed = cjson.decode(ARGV[10])
 local words, frequencies, dropped = packed.words, packed.frequencies, packed.dropped
-local leaseToken = ARGV[11]
+local leaseToken, bell = ARGV[11], ARGV[12]
 local wordsAt = 13 -- the postings of words, then those of dropped
 local droppedAt = wordsAt + #words
 
@@ -83,4 +85,5 @@ redis.call('HSET', doc, 'title', title, 'content', content, 'updated', now, 'ver
 if not state[2] then
   redis.call('HSET', doc, 'author', user, 'votes', 0)
 end
+documentMoved(doc, bell, ver)
 return { ver, now, tonumber(redis.call('HGET', doc, 'votes')), redis.call('SISMEMBER', voters, user) }

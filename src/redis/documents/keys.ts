@@ -29,8 +29,16 @@ export function documentKeys({ key }: Keyspace) {
     shard: (n: number) => {
       const k = (...parts: string[]) => key('docs', `s${n}`, ...parts);
       return {
-        /** hash: title, content, author, updated (ms), votes, ver (bumped by each change), words (space-separated) */
+        /**
+         * hash: title, content, author, updated (ms), votes, ver (bumped by each change), words (space-separated),
+         * head (the shard's change counter at the document's last change or vote: what `documentChanged` watches)
+         */
         doc: (id: string) => k('doc', id),
+        /**
+         * sharded pub/sub channel: the document's doorbell (lib/live-document.lua), rung with "<doc key> <head>" when
+         * it is indexed or voted for, with "<doc key>" when it is deleted
+         */
+        bell: (id: string) => k('doc', id, 'bell'),
         /**
          * string: the shard's change counter, moved by every change and vote (searches share matches while it
          * stays); a document's `ver` is its value at the document's last change

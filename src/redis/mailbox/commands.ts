@@ -6,10 +6,15 @@
 import { Cluster, Redis } from 'ioredis';
 import { isReady, type RedisClient } from '../clients.js';
 
-/** A head key that moves with its mailbox, and the doorbell channel that announces its moves (named by its domain). */
+/**
+ * A head key that moves with its mailbox, and the doorbell channel that announces its moves (named by its domain).
+ * A head is a string key, or with `field` that field of a hash (a document's head lives in the document's hash, so
+ * it goes when the document does); a key is watched as one head only.
+ */
 export interface Head {
   key: string;
   channel: string;
+  field?: string;
 }
 
 export type MailboxCommands = ReturnType<typeof mailboxCommands>;
@@ -17,9 +22,11 @@ export type MailboxCommands = ReturnType<typeof mailboxCommands>;
 /** `subscriber` is the doorbell connection (clients.ts createSubscriber), to the same Redis as `redis`. */
 export function mailboxCommands(redis: RedisClient, subscriber: RedisClient) {
   return {
-    /** The value of each head key (null: none); issued together, so one round trip per node. */
-    readHeads(a: { keys: readonly string[] }): Promise<(string | null)[]> {
-      return Promise.all(a.keys.map((key) => redis.get(key)));
+    /** The value of each head (null: none); issued together, so one round trip per node. */
+    readHeads(a: { heads: readonly Omit<Head, 'channel'>[] }): Promise<(string | null)[]> {
+      return Promise.all(
+        a.heads.map(({ key, field }) => (field === undefined ? redis.get(key) : redis.hget(key, field))),
+      );
     },
 
     /** The doorbell connection. */

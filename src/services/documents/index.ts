@@ -8,6 +8,7 @@ import type { Base, Domain } from '../shared/domain.js';
 import type { AdminService } from '../users/admins.js';
 import { DocumentService, parseDocumentId, type Document, type DocumentSummary } from './documents.js';
 import { LeaseService } from './leases.js';
+import { LiveDocumentService } from './live.js';
 import { SearchService } from './search.js';
 import { Shards } from '../shared/shards.js';
 
@@ -73,7 +74,10 @@ export function createDocuments(
     caches,
     poller,
   }: { admins: AdminService; semaphores: SemaphoreService; caches: CacheService; poller: MailboxPoller },
-): Domain<{ documents: DocumentService; leases: LeaseService; search: SearchService }, DocumentLoaders> {
+): Domain<
+  { documents: DocumentService; leases: LeaseService; search: SearchService; liveDocuments: LiveDocumentService },
+  DocumentLoaders
+> {
   const commands = documentCommands(redis, space);
   const shards = new Shards({
     all: commands.shards({ count: config.search.shards }),
@@ -97,6 +101,7 @@ export function createDocuments(
       documents,
       leases: new LeaseService({ commands, shards, admins, semaphores, poller, options: config.leases }),
       search: new SearchService({ commands, shards, options: config.search, log }),
+      liveDocuments: new LiveDocumentService({ commands, shards, documents, poller, log }),
     },
     loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
   };

@@ -70,7 +70,7 @@ function countedCommands(commands: MailboxCommands) {
     ...commands,
     readHeads(a) {
       figures.reads++;
-      figures.heads += a.keys.length;
+      figures.heads += a.heads.length;
       return commands.readHeads(a);
     },
     doorbells: {

@@ -22,6 +22,8 @@ type Listener = (ring?: Ring) => void;
 
 interface Watched {
   channel: string;
+  /** The hash field the head is, when it is one (Head). */
+  field: string | undefined;
   /** The head as last read or rung; undefined until the first read. */
   head: string | null | undefined;
   listeners: Set<Listener>;
@@ -94,10 +96,10 @@ export class MailboxPoller {
    * when it starts; a move between that read and the poller's first one must still wake it).
    * Returns the function that unwatches.
    */
-  watch({ key, channel }: Head, listener: Listener): () => void {
+  watch({ key, channel, field }: Head, listener: Listener): () => void {
     let entry = this.watched.get(key);
     if (!entry) {
-      entry = { channel, head: undefined, listeners: new Set() };
+      entry = { channel, field, head: undefined, listeners: new Set() };
       this.watched.set(key, entry);
       this.subscribe(channel);
     }
@@ -267,7 +269,9 @@ export class MailboxPoller {
     const live = keys.filter((key) => this.watched.has(key));
     if (live.length === 0 || this.stopped) return;
     // Issued together: one round trip per node.
-    const heads = await this.commands.readHeads({ keys: live });
+    const heads = await this.commands.readHeads({
+      heads: live.map((key) => ({ key, field: this.watched.get(key)!.field })),
+    });
     this.lastError = '';
     live.forEach((key, i) => {
       const entry = this.watched.get(key);
