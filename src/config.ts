@@ -115,6 +115,8 @@ const EnvSchema = z.object({
   SEARCH_RESULT_MAX: intFrom(100, 1_000_000).default(10_000),
   SEARCH_RESULTS_PER_USER: intFrom(1, 10_000).default(20),
   SEARCH_CONCURRENCY: intFrom(1, 1000).default(4),
+  LIVE_QUERIES_PER_SOCKET: intFrom(1, 1000).default(20),
+  LIVE_RECONCILE_MS: intFrom(100, 3_600_000).default(5000),
   MAX_DOCUMENT_BYTES: intFrom(1024, 64 * 1024 * 1024).optional(),
   LEASES_PER_USER_MAX: intFrom(1, 10_000).default(10),
   LEASE_WAITS_PER_USER_MAX: intFrom(1, 1000).default(4),
@@ -272,6 +274,16 @@ export interface Config {
     concurrency: number;
     /** The largest document content, in bytes of UTF-8. */
     documentBytes: number;
+  };
+  /** Live search (searchChanged, src/services/documents/live-search.ts). */
+  live: {
+    /** searchChanged subscriptions one WebSocket holds at once; past it, BUSY. */
+    queriesPerSocket: number;
+    /**
+     * A RELEVANCE (or prefix) live query is searched again at most this often while writes happen anywhere (they
+     * move idf and prefix expansions), so that its top converges to what searchDocuments answers.
+     */
+    reconcileMs: number;
   };
   /** The documents' editing leases (src/services/documents/leases.ts). */
   leases: {
@@ -433,6 +445,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.SEARCH_CONCURRENCY,
       documentBytes: e.MAX_DOCUMENT_BYTES ?? Math.min(DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
     },
+    live: { queriesPerSocket: e.LIVE_QUERIES_PER_SOCKET, reconcileMs: e.LIVE_RECONCILE_MS },
     leases: { perUser: e.LEASES_PER_USER_MAX, waitsPerUser: e.LEASE_WAITS_PER_USER_MAX },
     ads: {
       exploration: e.ADS_EXPLORATION === 'on',

@@ -7,6 +7,8 @@ import type { Context, SignedIn } from '../context.js';
 import type { Document, DocumentSummary } from '../services/documents/documents.js';
 import type { DocumentLease } from '../services/documents/leases.js';
 import type { DocumentSearch, SearchArgs } from '../services/documents/search.js';
+import type { SearchChange } from '../services/documents/live-search.js';
+import type { DocumentSort } from '../services/documents/sorts.js';
 import { describeHits, type DocumentHit } from '../services/documents/snippets.js';
 import { selectsAny } from './selection.js';
 
@@ -83,6 +85,18 @@ export const subscribeDocument = (
   info: GraphQLResolveInfo,
 ): AsyncIterable<DocumentSummary | null> =>
   ctx.services.liveDocuments.documentChanged(ctx.viewer.username, { id: args.id, ...reading(info) });
+
+/**
+ * The top of a search, then its moves; documents' content read only when selected. Over WebSocket, the socket's
+ * receipt confirmer (one per socket) names the socket that LIVE_QUERIES_PER_SOCKET counts per.
+ */
+export const subscribeSearch = (
+  _root: unknown,
+  args: { query: string; sort: DocumentSort; first: number },
+  ctx: SignedIn,
+  info: GraphQLResolveInfo,
+): AsyncIterable<SearchChange> =>
+  ctx.services.liveSearch.searchChanged(ctx.viewer.username, { ...args, ...reading(info) }, ctx.confirmReceipt);
 
 export const voteDocument = async (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<Document> =>
   ctx.loaders.documents.prime(await ctx.services.documents.voteDocument(ctx.viewer.username, args));

@@ -17,6 +17,12 @@ import {
 import { SNIPPET_CHARS } from '../services/documents/snippets.js';
 import { LEASE_SECONDS, LEASE_WAIT_SECONDS, type DocumentLease } from '../services/documents/leases.js';
 import { enumValues, firstArg } from './args.js';
+import {
+  LIVE_SORT_DEFAULT,
+  SEARCH_CHANGE_KINDS,
+  type SearchChange,
+  type SearchChangeKind,
+} from '../services/documents/live-search.js';
 
 const SORT_DESCRIPTIONS = {
   UPDATED_DESC: 'Most recently updated first.',
@@ -208,7 +214,43 @@ builder.mutationFields((t) => ({
   }),
 }));
 
+const CHANGE_KIND_DESCRIPTIONS = {
+  ENTERED: 'The document entered the top (first, the current top, in order).',
+  UPDATED: 'The document, in the top before and after, was written, voted for, or moved within the top.',
+  LEFT: 'The document left the top (or was deleted); `document` and `position` are null.',
+} satisfies Record<SearchChangeKind, string>;
+
+const SearchChangeKindType = builder.enumType('SearchChangeKind', {
+  values: enumValues(SEARCH_CHANGE_KINDS, CHANGE_KIND_DESCRIPTIONS),
+});
+
+const SearchChangeType = builder.objectRef<SearchChange>('SearchChange').implement({
+  description:
+    'A move of a live top. Applied in order (LEFT removes the document; ENTERED and UPDATED remove it when present and insert it at `position`), the changes keep a list equal to the top.',
+  fields: (t) => ({
+    kind: t.field({ type: SearchChangeKindType, resolve: (c) => c.kind }),
+    documentId: t.exposeID('documentId'),
+    document: t.field({ type: DocumentType, nullable: true, resolve: (c) => c.document }),
+    score: t.exposeFloat('score', { description: "The sort's score, as searchDocuments' hits give it." }),
+    position: t.exposeInt('position', {
+      nullable: true,
+      description: "The document's 0-based place in the top once this change is applied; null for LEFT.",
+    }),
+  }),
+});
+
 builder.subscriptionFields((t) => ({
+  searchChanged: t.withAuth({ signedIn: true }).field({
+    type: SearchChangeType,
+    description: `Follows the top \`first\` results of a search (the query language of searchDocuments): the current top as ENTERED, in order, then ENTERED, UPDATED and LEFT as indexDocument, voteDocument and deleteDocument move documents into, within and out of it. A subscription made again (a reconnect) gets the current top again. RELEVANCE tops converge to searchDocuments' within LIVE_RECONCILE_MS of the last write. At most LIVE_QUERIES_PER_SOCKET per WebSocket (BUSY past it).`,
+    args: {
+      query: t.arg.string({ required: true }),
+      sort: t.arg({ type: DocumentSortType, required: true, defaultValue: LIVE_SORT_DEFAULT }),
+      first: firstArg(t.arg, SEARCH_PAGE),
+    },
+    subscribe: resolvers.subscribeSearch,
+    resolve: (change: SearchChange) => change,
+  }),
   documentChanged: t.withAuth({ signedIn: true }).field({
     type: DocumentType,
     nullable: true,

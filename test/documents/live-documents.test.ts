@@ -5,7 +5,8 @@
  */
 import type { Client } from 'graphql-ws';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, uniquePrefix, type TestApp } from '../support/app.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { twoProcesses } from './live-processes.js';
 import { sseSubscribe } from '../support/clients.js';
 
 const CHANGED = `subscription($id: ID!) {
@@ -164,19 +165,12 @@ describe('documentChanged', () => {
   });
 
   it('carries a write on one gateway process to a subscriber on another', async () => {
-    const prefix = uniquePrefix();
-    const [a, b] = await Promise.all([startTestApp({ KEY_PREFIX: prefix }), startTestApp({ KEY_PREFIX: prefix })]);
-    const writer = await a.signUp();
-    const signIn = await b.gql<{ signIn: { token: string } }>(
-      'mutation($u: String!) { signIn(username: $u, password: "password123") { token } }',
-      { u: writer.username },
-    );
-    const reader = signIn.data!.signIn.token;
+    const { a, b, writer, reader } = await twoProcesses();
     const live = follow(b.wsClient(reader), 'shared');
     await live.until((s) => s.length === 1);
-    await index(a, writer.token, 'shared', 'From A');
+    await index(a, writer, 'shared', 'From A');
     await live.until((s) => last(s)?.title === 'From A');
-    await a.gql('mutation { deleteDocument(id: "shared") }', {}, writer.token);
+    await a.gql('mutation { deleteDocument(id: "shared") }', {}, writer);
     await live.until((s) => s.length === 3 && last(s) === null);
     live.stop();
   });

@@ -35,6 +35,15 @@ const endSearchScript = script<0 | 1>('endSearch');
 
 export type DocumentCommands = ReturnType<typeof documentCommands>;
 
+/** An entry of a shard's change log (lib/live-search.lua): a change of document `id`, with its words before and after. */
+export interface LiveChange {
+  seq: number;
+  /** i: indexed (created or replaced), v: voted for, d: deleted */
+  kind: 'i' | 'v' | 'd';
+  id: string;
+  words: string[];
+}
+
 /** One shard of the index: which shard a command runs in. */
 export type Shard = ShardKeys;
 
@@ -167,6 +176,8 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.vocabulary,
           s.df,
           s.lease(a.id),
+          s.liveSeq,
+          s.liveLog,
           ...words.map(s.word),
           ...a.dropped.map(s.word),
         ],
@@ -184,6 +195,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           JSON.stringify({ words, frequencies: [...a.frequencies.values()].map(String), dropped: a.dropped }),
           a.leaseToken,
           s.bell(a.id),
+          s.liveBell,
         ],
       );
       return typeof reply === 'number'
@@ -208,9 +220,21 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.vocabulary,
           s.df,
           s.lease(a.id),
+          s.liveSeq,
+          s.liveLog,
           ...a.words.map(s.word),
         ],
-        [a.id, a.expected, a.user, a.isAdmin ? 1 : 0, a.leaseToken, s.leaseBell(a.id), s.bell(a.id), ...a.words],
+        [
+          a.id,
+          a.expected,
+          a.user,
+          a.isAdmin ? 1 : 0,
+          a.leaseToken,
+          s.leaseBell(a.id),
+          s.bell(a.id),
+          s.liveBell,
+          ...a.words,
+        ],
       );
       return reply < 0 ? refused(reply) : reply === 1;
     },
@@ -218,6 +242,44 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     /** What a live subscription of document `id` watches: its head (a field of its hash) and its doorbell. */
     documentHead({ shard: s, id }: { shard: Shard; id: string }): Head {
       return { key: s.doc(id), field: 'head', channel: s.bell(id) };
+    },
+
+    /** What live search watches of a shard: its change log's sequence, and the log's doorbell. */
+    liveHead({ shard: s }: { shard: Shard }): Head {
+      return { key: s.liveSeq, channel: s.liveBell };
+    },
+
+    /** The shard's change log's sequence now (0: nothing logged yet). */
+    async liveSeq({ shard: s }: { shard: Shard }): Promise<number> {
+      return Number(await redis.get(s.liveSeq));
+    },
+
+    /**
+     * Up to `count` entries of the shard's change log after sequence number `after`, in order; `gap` when entries
+     * after `after` were trimmed before they were read (the reader then searches again everything it follows).
+     */
+    async readLiveLog(a: {
+      shard: Shard;
+      after: number;
+      count: number;
+    }): Promise<{ entries: LiveChange[]; gap: boolean }> {
+      const s = a.shard;
+      const [[, members], [, seq]] = (await redis
+        .multi()
+        .zrangebyscore(s.liveLog, `(${a.after}`, '+inf', 'LIMIT', 0, a.count)
+        .get(s.liveSeq)
+        .exec()) as [[unknown, string[]], [unknown, string | null]];
+      const entries = members.map((m): LiveChange => {
+        const [seqText, kind, id, ...words] = m.split(' ');
+        return {
+          seq: Number(seqText),
+          kind: kind as LiveChange['kind'],
+          id: id!,
+          words: words.filter((w) => w !== ''),
+        };
+      });
+      const next = entries[0]?.seq ?? Number(seq ?? 0) + 1;
+      return { entries, gap: next > a.after + 1 };
     },
 
     /** What waiters for document `id`'s editing lease watch: its key, and the doorbell its releases ring. */
@@ -289,8 +351,8 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     async voteDocument({ shard: s, id, user }: { shard: Shard; id: string; user: string }): Promise<number | Refused> {
       const votes = await voteDocumentScript(
         redis,
-        [s.doc(id), s.voters(id), s.votes, s.version],
-        [id, user, s.bell(id)],
+        [s.doc(id), s.voters(id), s.votes, s.version, s.liveSeq, s.liveLog],
+        [id, user, s.bell(id), s.liveBell],
       );
       return votes < 0 ? refused(votes) : votes;
     },

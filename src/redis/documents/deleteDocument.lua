@@ -16,7 +16,9 @@
   KEYS[9] vocabulary: sorted set, every score 0, the words indexed in the shard
   KEYS[10] df: hash, word -> the number of the shard's documents having it
   KEYS[11] lease: string, the document's editing lease (lib/reentrant.lua), expiring with it
-  KEYS[12..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[7..], in their order
+  KEYS[12] liveSeq: string, the shard's change log's sequence (lib/live-search)
+  KEYS[13] liveLog: sorted set, the shard's change log
+  KEYS[14..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[9..], in their order
   ARGV[1] id: the document's id
   ARGV[2] expected: the version the caller read ('0': none)
   ARGV[3] user: who deletes it
@@ -24,7 +26,8 @@
   ARGV[5] leaseToken: the editing lease's token the caller shows ('': none)
   ARGV[6] bell: the lease's sharded pub/sub channel
   ARGV[7] docBell: the document's doorbell (sharded pub/sub channel), rung once it is gone
-  ARGV[8..] words: the document's words at version `expected`, one each
+  ARGV[8] liveBell: the change log's doorbell (sharded pub/sub channel)
+  ARGV[9..] words: the document's words at version `expected`, one each
 
   Returns 1, or 0 when there was none (and `expected` is '0'); else STATUS.CHANGED, STATUS.NOT_OWNER or
   STATUS.LEASED (nothing is written).
@@ -32,12 +35,13 @@
 --- @include lib/postings
 --- @include lib/reentrant
 --- @include lib/live-document
+--- @include lib/live-search
 local doc, voters, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local lease = KEYS[11]
+local lease, liveSeq, liveLog = KEYS[11], KEYS[12], KEYS[13]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
-local leaseToken, bell, docBell = ARGV[5], ARGV[6], ARGV[7]
-local postingsAt, wordsAt = 12, 8
+local leaseToken, bell, docBell, liveBell = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local postingsAt, wordsAt = 14, 9
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
 if (state[1] or '0') ~= expected then
@@ -65,6 +69,7 @@ redis.call('ZREM', updated, id)
 redis.call('ZREM', votes, id)
 redis.call('DEL', doc, voters)
 documentGone(doc, docBell)
+searchChanged(liveSeq, liveLog, liveBell, 'd', id, table.concat(words, ' '))
 local held = reentrantRead(lease)
 if held then
   reentrantFree(lease, held, bell)

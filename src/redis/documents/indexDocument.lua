@@ -18,7 +18,9 @@
   KEYS[10] vocabulary: sorted set, every score 0, the words indexed in the shard
   KEYS[11] df: hash, word -> the number of the shard's documents having it
   KEYS[12] lease: string, the document's editing lease (lib/reentrant.lua), expiring with it
-  KEYS[13..] postings: sorted sets, id -> weighted frequency: one per word of packed.words, then one per word of
+  KEYS[13] liveSeq: string, the shard's change log's sequence (lib/live-search)
+  KEYS[14] liveLog: sorted set, the shard's change log
+  KEYS[15..] postings: sorted sets, id -> weighted frequency: one per word of packed.words, then one per word of
     packed.dropped, in their order
   ARGV[1] id: the document's id
   ARGV[2] expected: the version the caller read ('0': none)
@@ -34,6 +36,7 @@
     `expected` and no longer has
   ARGV[11] leaseToken: the editing lease's token the caller shows ('': none)
   ARGV[12] bell: the document's doorbell (sharded pub/sub channel), rung with its new head
+  ARGV[13] liveBell: the change log's doorbell (sharded pub/sub channel)
 
   Returns {version, updated ms, votes, whether the user voted (1 or 0)}; else STATUS.CHANGED, STATUS.NOT_OWNER or
   STATUS.LEASED (nothing is written).
@@ -42,15 +45,16 @@
 --- @include lib/postings
 --- @include lib/reentrant
 --- @include lib/live-document
+--- @include lib/live-search
 local doc, voters, version, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
-local lease = KEYS[12]
+local lease, liveSeq, liveLog = KEYS[12], KEYS[13], KEYS[14]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local title, titleKey, titleScore, content, length = ARGV[5], ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9])
 local packed = cjson.decode(ARGV[10])
 local words, frequencies, dropped = packed.words, packed.frequencies, packed.dropped
-local leaseToken, bell = ARGV[11], ARGV[12]
-local wordsAt = 13 -- the postings of words, then those of dropped
+local leaseToken, bell, liveBell = ARGV[11], ARGV[12], ARGV[13]
+local wordsAt = 15 -- the postings of words, then those of dropped
 local droppedAt = wordsAt + #words
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
@@ -86,4 +90,5 @@ if not state[2] then
   redis.call('HSET', doc, 'author', user, 'votes', 0)
 end
 documentMoved(doc, bell, ver)
+searchChanged(liveSeq, liveLog, liveBell, 'i', id, table.concat(words, ' ') .. ' ' .. table.concat(dropped, ' '))
 return { ver, now, tonumber(redis.call('HGET', doc, 'votes')), redis.call('SISMEMBER', voters, user) }

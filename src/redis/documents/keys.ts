@@ -72,6 +72,18 @@ export function documentKeys({ key }: Keyspace) {
         lengths: k('lengths'),
         /** string: the sum of the lengths */
         lengthSum: k('lengthSum'),
+        /**
+         * string counter: the shard's change log's last sequence number (lib/live-search.lua), the head that live
+         * search watches
+         */
+        liveSeq: k('live', 'seq'),
+        /**
+         * sorted set: the shard's change log, sequence number -> "<seq> <i|v|d> <id> <word> ...": each index, vote
+         * and delete with the document's words before and after it; the newest LIVE_LOG_KEEP (lib/live-search.lua)
+         */
+        liveLog: k('live', 'log'),
+        /** sharded pub/sub channel: the change log's doorbell, rung with "<liveSeq key> <seq>" */
+        liveBell: k('live', 'bell'),
         /** sorted set, every score 0: the words indexed in the shard, read with ZRANGEBYLEX for prefixes */
         vocabulary: k('vocabulary'),
         /** hash: word → the number of the shard's documents having it */

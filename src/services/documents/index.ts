@@ -9,6 +9,7 @@ import type { AdminService } from '../users/admins.js';
 import { DocumentService, parseDocumentId, type Document, type DocumentSummary } from './documents.js';
 import { LeaseService } from './leases.js';
 import { LiveDocumentService } from './live.js';
+import { LiveSearchService } from './live-search.js';
 import { SearchService } from './search.js';
 import { Shards } from '../shared/shards.js';
 
@@ -75,7 +76,13 @@ export function createDocuments(
     poller,
   }: { admins: AdminService; semaphores: SemaphoreService; caches: CacheService; poller: MailboxPoller },
 ): Domain<
-  { documents: DocumentService; leases: LeaseService; search: SearchService; liveDocuments: LiveDocumentService },
+  {
+    documents: DocumentService;
+    leases: LeaseService;
+    search: SearchService;
+    liveDocuments: LiveDocumentService;
+    liveSearch: LiveSearchService;
+  },
   DocumentLoaders
 > {
   const commands = documentCommands(redis, space);
@@ -96,12 +103,22 @@ export function createDocuments(
   const absent = caches.cache<DocumentSummary>({ name: 'documents', values: false, filter });
   const known = { filter, absent };
   const documents = new DocumentService({ commands, shards, admins, options: config.search, known });
+  const search = new SearchService({ commands, shards, options: config.search, log });
   return {
     services: {
       documents,
       leases: new LeaseService({ commands, shards, admins, semaphores, poller, options: config.leases }),
-      search: new SearchService({ commands, shards, options: config.search, log }),
+      search,
       liveDocuments: new LiveDocumentService({ commands, shards, documents, poller, log }),
+      liveSearch: new LiveSearchService({
+        commands,
+        shards,
+        search,
+        documents,
+        poller,
+        options: { ...config.live, concurrency: config.search.concurrency },
+        log,
+      }),
     },
     loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
   };

@@ -1,0 +1,424 @@
+/**
+ * Live search: `searchChanged` follows the top `first` results of a search as documents are indexed, voted on and
+ * deleted. A percolator run backwards (docs/search.md "Live search"): every write appends one entry to its shard's
+ * change log inside the script that makes it (src/redis/lib/live-search.lua); each process with live queries
+ * follows the logs of every shard through its mailbox poller, finds the live queries an entry's words can affect
+ * (a word index over the live queries it holds), searches those again (once per distinct live query, however many
+ * subscribe to it) and tells each subscriber how the top moved, as ENTERED, UPDATED and LEFT with positions.
+ */
+import { randomBytes } from 'node:crypto';
+import { Repeater } from '@repeaterjs/repeater';
+import type { Logger } from 'pino';
+import { AppError, badInput } from '../../errors.js';
+import type { DocumentCommands, LiveChange, Shard } from '../../redis/documents/commands.js';
+import type { MailboxPoller } from '../mailbox/poller.js';
+import { checkPage } from '../shared/paging.js';
+import type { Shards } from '../shared/shards.js';
+import type { DocumentService, DocumentSummary } from './documents.js';
+import { parseQuery, type ParsedQuery } from './query.js';
+import { SEARCH_PAGE, type SearchHit, type SearchService } from './search.js';
+import { DOCUMENT_SORTS, sortOf, type DocumentSort } from './sorts.js';
+
+/** searchChanged's sort when none is given. */
+export const LIVE_SORT_DEFAULT: DocumentSort = 'RELEVANCE';
+
+export const SEARCH_CHANGE_KINDS = ['ENTERED', 'UPDATED', 'LEFT'] as const;
+export type SearchChangeKind = (typeof SEARCH_CHANGE_KINDS)[number];
+
+/** One move of a live top: a document entered it, changed or moved within it, or left it. */
+export interface SearchChange {
+  kind: SearchChangeKind;
+  documentId: string;
+  /** The document as the viewer sees it (null for LEFT, or when it was deleted before it could be read). */
+  document: DocumentSummary | null;
+  /** The sort's score, as searchDocuments' hits give it. */
+  score: number;
+  /** Its 0-based place in the top once this change is applied (null for LEFT). */
+  position: number | null;
+}
+
+/** Change-log entries read at once. */
+const LOG_BATCH = 1000;
+/** After a failed read or search (Redis away, the evaluator's searches all busy), wait this long and try again. */
+const RETRY_MS = 1000;
+
+export interface LiveSearchOptions {
+  /** LIVE_QUERIES_PER_SOCKET */
+  queriesPerSocket: number;
+  /** LIVE_RECONCILE_MS */
+  reconcileMs: number;
+  /** SEARCH_CONCURRENCY: the searches this process's evaluator runs at once. */
+  concurrency: number;
+}
+
+export interface LiveSearchDeps {
+  commands: DocumentCommands;
+  shards: Shards<Shard>;
+  search: SearchService;
+  documents: DocumentService;
+  poller: MailboxPoller;
+  options: LiveSearchOptions;
+  log: Logger;
+}
+
+/** A subscriber's share of its live query's moves: the documents changed since it last looked. */
+interface Subscriber {
+  /** Ids of documents written since the subscriber's last delivery; 'all' after a gap in a change log. */
+  touched: Set<string> | 'all';
+  wake(): void;
+}
+
+/** A distinct live query of this process, shared by every subscription asking the same. */
+interface LiveQuery {
+  key: string;
+  query: string;
+  parsed: ParsedQuery;
+  sort: DocumentSort;
+  first: number;
+  /** The top as last searched; null before the first search. */
+  top: SearchHit[] | null;
+  /** Documents written since the last search that may have moved in it ('all': unknown, a gap). */
+  touched: Set<string> | 'all';
+  subscribers: Set<Subscriber>;
+  /** Whether writes that do not touch its words may still move it (RELEVANCE's idf, a prefix's expansion). */
+  drifts: boolean;
+}
+
+export class LiveSearchService {
+  private readonly commands: DocumentCommands;
+  private readonly shards: Shards<Shard>;
+  private readonly search: SearchService;
+  private readonly documents: DocumentService;
+  private readonly poller: MailboxPoller;
+  private readonly options: LiveSearchOptions;
+  private readonly log: Logger;
+  /** Who this process's searches run as: no user can have the name (usernames have no ':'). */
+  private readonly evaluator = `live:${randomBytes(6).toString('hex')}`;
+
+  private readonly queries = new Map<string, LiveQuery>();
+  /** The live queries by each word of their groups; those with a prefix term are checked against every change. */
+  private readonly byWord = new Map<string, Set<LiveQuery>>();
+  private readonly withPrefix = new Set<LiveQuery>();
+  /** searchChanged subscriptions per WebSocket (keyed by the socket's receipt confirmer, one per socket). */
+  private readonly perSocket = new WeakMap<object, number>();
+
+  /** Per shard, the last change-log entry read; empty while no live query is held. */
+  private cursors: number[] = [];
+  private following: Promise<void> | null = null;
+  private unwatch: (() => void)[] = [];
+  private readonly moved = new Set<number>();
+  private readonly dirty = new Set<LiveQuery>();
+  /** Entries read since the last reconciliation. */
+  private writesSinceReconcile = 0;
+  private reconcileTimer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private scheduled = false;
+
+  constructor(deps: LiveSearchDeps) {
+    ({
+      commands: this.commands,
+      shards: this.shards,
+      search: this.search,
+      documents: this.documents,
+      poller: this.poller,
+      options: this.options,
+      log: this.log,
+    } = deps);
+  }
+
+  /**
+   * The top `first` results of `query` under `sort` as ENTERED, in order, then every move of that top as
+   * `viewer` sees it (documents with their content when `content`). `socket`: the WebSocket it runs on, which holds
+   * at most LIVE_QUERIES_PER_SOCKET (BUSY past it).
+   */
+  searchChanged(
+    viewer: string,
+    input: { query: string; sort: DocumentSort; first: number; content: boolean },
+    socket?: object,
+  ): Repeater<SearchChange> {
+    checkPage('first', input.first, SEARCH_PAGE.max);
+    if (!DOCUMENT_SORTS.includes(input.sort)) throw badInput('sort', `must be one of ${DOCUMENT_SORTS.join(', ')}`);
+    const parsed = parseQuery(input.query);
+    const held = socket ? (this.perSocket.get(socket) ?? 0) : 0;
+    if (socket && held >= this.options.queriesPerSocket)
+      throw new AppError('BUSY', `at most ${this.options.queriesPerSocket} searchChanged subscriptions per connection`);
+    if (socket) this.perSocket.set(socket, held + 1);
+    return new Repeater<SearchChange>(async (push, stop) => {
+      let woken = false;
+      let wake: (() => void) | undefined;
+      const sub: Subscriber = {
+        touched: new Set(),
+        wake: () => {
+          woken = true;
+          wake?.();
+        },
+      };
+      let stopped = false;
+      void stop.then(() => {
+        stopped = true;
+        wake?.();
+      });
+      const q = this.register({ ...input, parsed }, sub);
+      let delivered: SearchHit[] = [];
+      try {
+        await this.startFollowing();
+        while (!stopped) {
+          if (!woken || !q.top) {
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+            continue;
+          }
+          woken = false;
+          const top = q.top;
+          const changes = changesOf(delivered, top, sub.touched, scoreMoves(q.sort));
+          sub.touched = new Set();
+          if (changes.length === 0) continue;
+          const shown = changes.filter((c) => c.kind !== 'LEFT').map((c) => c.id);
+          let docs: (DocumentSummary | null)[];
+          try {
+            docs = await (input.content
+              ? this.documents.documents(viewer, { ids: shown })
+              : this.documents.summaries(viewer, { ids: shown }));
+          } catch (err) {
+            this.log.warn({ err }, 'searchChanged read failed; retrying');
+            sub.touched = 'all';
+            woken = true;
+            await Promise.race([stop, new Promise((r) => setTimeout(r, RETRY_MS).unref())]);
+            continue;
+          }
+          const byId = new Map(shown.map((id, i) => [id, docs[i] ?? null]));
+          for (const c of changes) {
+            if (stopped) break;
+            await push({
+              kind: c.kind,
+              documentId: c.id,
+              document: byId.get(c.id) ?? null,
+              score: c.score,
+              position: c.position,
+            });
+          }
+          delivered = top;
+        }
+      } finally {
+        this.unregister(q, sub);
+        if (socket) this.perSocket.set(socket, (this.perSocket.get(socket) ?? 1) - 1);
+      }
+    });
+  }
+
+  /** The live query `input` asks, held by one more subscriber; searched at once when it is new. */
+  private register(
+    input: { query: string; parsed: ParsedQuery; sort: DocumentSort; first: number },
+    sub: Subscriber,
+  ): LiveQuery {
+    const key = JSON.stringify([input.parsed, input.sort, input.first]);
+    let q = this.queries.get(key);
+    if (!q) {
+      const { query, parsed, sort, first } = input;
+      const drifts = sortOf(sort).then === 'bm25' || parsed.groups.some((g) => g.some((t) => t.prefix));
+      q = { key, query, parsed, sort, first, top: null, touched: new Set(), subscribers: new Set(), drifts };
+      this.queries.set(key, q);
+      for (const term of parsed.groups.flat()) {
+        if (term.prefix) this.withPrefix.add(q);
+        else {
+          const set = this.byWord.get(term.word) ?? new Set();
+          this.byWord.set(term.word, set.add(q));
+        }
+      }
+      this.dirty.add(q);
+      this.schedule();
+    }
+    q.subscribers.add(sub);
+    if (q.top) sub.wake();
+    return q;
+  }
+
+  private unregister(q: LiveQuery, sub: Subscriber): void {
+    q.subscribers.delete(sub);
+    if (q.subscribers.size > 0 || this.queries.get(q.key) !== q) return;
+    this.queries.delete(q.key);
+    this.dirty.delete(q);
+    this.withPrefix.delete(q);
+    for (const term of q.parsed.groups.flat()) {
+      const set = this.byWord.get(term.word);
+      set?.delete(q);
+      if (set?.size === 0) this.byWord.delete(term.word);
+    }
+    if (this.queries.size === 0) this.stopFollowing();
+  }
+
+  /**
+   * Starts following every shard's change log (once, while live queries are held): the cursors are read before
+   * the first search, so that a write after them is seen in the log.
+   */
+  private startFollowing(): Promise<void> {
+    this.following ??= (async () => {
+      await this.shards.ready();
+      const cursors = await Promise.all(this.shards.all.map((shard) => this.commands.liveSeq({ shard })));
+      if (this.queries.size === 0) {
+        this.following = null;
+        return;
+      }
+      this.cursors = cursors;
+      this.unwatch = this.shards.all.map((shard, n) =>
+        this.poller.watch(this.commands.liveHead({ shard }), () => {
+          this.moved.add(n);
+          this.schedule();
+        }),
+      );
+      this.reconcileTimer = setInterval(() => this.reconcile(), this.options.reconcileMs).unref();
+      this.schedule();
+    })().catch((err: unknown) => {
+      this.following = null;
+      throw err;
+    });
+    return this.following;
+  }
+
+  private stopFollowing(): void {
+    for (const unwatch of this.unwatch) unwatch();
+    this.unwatch = [];
+    this.cursors = [];
+    this.moved.clear();
+    clearInterval(this.reconcileTimer);
+    this.following = null;
+  }
+
+  /** Writes happened since the last reconciliation: the live queries that drift are searched again. */
+  private reconcile(): void {
+    if (this.writesSinceReconcile === 0) return;
+    this.writesSinceReconcile = 0;
+    for (const q of this.queries.values()) if (q.drifts) this.dirty.add(q);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.running = this.running.then(() => this.step());
+    });
+  }
+
+  /** Reads the logs that moved, then searches again the live queries they (or a reconciliation) marked. */
+  private async step(): Promise<void> {
+    if (this.cursors.length === 0) return;
+    try {
+      for (const n of [...this.moved]) {
+        this.moved.delete(n);
+        await this.readLog(n);
+      }
+      const dirty = [...this.dirty];
+      this.dirty.clear();
+      for (let i = 0; i < dirty.length; i += this.options.concurrency)
+        await Promise.all(dirty.slice(i, i + this.options.concurrency).map((q) => this.evaluate(q)));
+    } catch (err) {
+      this.log.warn({ err }, 'live search step failed; retrying');
+      setTimeout(() => this.schedule(), RETRY_MS).unref();
+    }
+  }
+
+  /** Reads shard `n`'s change log past its cursor, marking the live queries each entry can affect. */
+  private async readLog(n: number): Promise<void> {
+    const shard = this.shards.all[n]!;
+    for (;;) {
+      const after = this.cursors[n];
+      if (after === undefined) return; // stopped following meanwhile
+      const read = await this.commands.readLiveLog({ shard, after, count: LOG_BATCH }).catch((err: unknown) => {
+        this.moved.add(n); // read again on the retry
+        throw err;
+      });
+      if (read.gap) for (const q of this.queries.values()) this.mark(q, null);
+      for (const entry of read.entries) {
+        for (const q of this.affected(entry)) this.mark(q, entry.id);
+        this.cursors[n] = entry.seq;
+      }
+      this.writesSinceReconcile += read.entries.length;
+      if (read.gap && read.entries.length === 0) this.cursors[n] = await this.commands.liveSeq({ shard });
+      if (read.entries.length < LOG_BATCH) return;
+    }
+  }
+
+  /** The live queries a change can move: those each of whose groups has a word of the document (before or after). */
+  private affected(entry: LiveChange): LiveQuery[] {
+    const words = new Set(entry.words);
+    const candidates = new Set(this.withPrefix);
+    for (const word of words) for (const q of this.byWord.get(word) ?? []) candidates.add(q);
+    return [...candidates].filter((q) =>
+      q.parsed.groups.every((group) =>
+        group.some((t) => (t.prefix ? entry.words.some((w) => w.startsWith(t.word)) : words.has(t.word))),
+      ),
+    );
+  }
+
+  /** `q` is to be searched again, document `id` having been written (null: unknown which, after a gap). */
+  private mark(q: LiveQuery, id: string | null): void {
+    this.dirty.add(q);
+    if (id === null) q.touched = 'all';
+    else if (q.touched !== 'all') q.touched.add(id);
+  }
+
+  /** Searches `q` again and wakes its subscribers with the documents written since; on a failure, marks it again. */
+  private async evaluate(q: LiveQuery): Promise<void> {
+    if (this.queries.get(q.key) !== q) return;
+    const touched = q.touched;
+    q.touched = new Set();
+    try {
+      const found = await this.search.searchDocuments(this.evaluator, {
+        query: q.query,
+        sort: q.sort,
+        first: q.first,
+        offset: 0,
+      });
+      // A search may show a document deleted since its shard's matches were made: searchDocuments leaves it out.
+      const exists = await this.documents.summaries(null, { ids: found.hits.map((h) => h.id) });
+      q.top = found.hits.filter((_h, i) => exists[i]);
+    } catch (err) {
+      // Searched again on the retry, with what it had to tell.
+      if (touched === 'all') this.mark(q, null);
+      else for (const id of touched) this.mark(q, id);
+      this.dirty.add(q);
+      this.log.warn({ err }, 'live search failed; retrying');
+      setTimeout(() => this.schedule(), RETRY_MS).unref();
+      return;
+    }
+    for (const sub of q.subscribers) {
+      if (touched === 'all') sub.touched = 'all';
+      else if (sub.touched !== 'all') for (const id of touched) sub.touched.add(id);
+      sub.wake();
+    }
+  }
+}
+
+/** Whether a score that moved is a change by itself: the sort's own key (not a position, not RELEVANCE's drift). */
+const scoreMoves = (sort: DocumentSort): boolean => sortOf(sort).score !== 'position' && sortOf(sort).then !== 'bm25';
+
+/**
+ * The changes that turn `from` into `to`, in the order a client applies them: LEFT removes a document; ENTERED and
+ * UPDATED remove it when present and insert it at `position`. First every LEFT, then by ascending position each
+ * document that entered, was written (`touched`), whose score moved (when `scores`), or is not yet where `to` has it.
+ */
+export function changesOf(
+  from: readonly SearchHit[],
+  to: readonly SearchHit[],
+  touched: ReadonlySet<string> | 'all',
+  scores: boolean,
+): { kind: SearchChangeKind; id: string; score: number; position: number | null }[] {
+  const kept = new Set(to.map((h) => h.id));
+  const before = new Map(from.map((h) => [h.id, h.score]));
+  const out: ReturnType<typeof changesOf> = [];
+  const list: string[] = [];
+  for (const h of from)
+    if (kept.has(h.id)) list.push(h.id);
+    else out.push({ kind: 'LEFT', id: h.id, score: h.score, position: null });
+  to.forEach((h, position) => {
+    const changed = touched === 'all' || touched.has(h.id) || (scores && before.get(h.id) !== h.score);
+    if (list[position] === h.id && !changed) return;
+    const at = list.indexOf(h.id);
+    if (at >= 0) list.splice(at, 1);
+    list.splice(position, 0, h.id);
+    out.push({ kind: at >= 0 ? 'UPDATED' : 'ENTERED', id: h.id, score: h.score, position });
+  });
+  return out;
+}

@@ -1,0 +1,260 @@
+/**
+ * searchChanged: the current top as ENTERED for every sort, then ENTERED, UPDATED and LEFT as documents are
+ * indexed, voted for and deleted, so that a client applying the changes holds what searchDocuments answers; across
+ * two gateway processes; from the current top again after a reconnect; RELEVANCE converging through writes that
+ * miss the query's words; one search per write for identical live queries; bounds.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { twoProcesses } from './live-processes.js';
+import { record, type Recorder } from '../support/chats.js';
+import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
+
+const CHANGED = `subscription($q: String!, $sort: DocumentSort, $first: Int) {
+  searchChanged(query: $q, sort: $sort, first: $first) { kind documentId score position document { id title votes } }
+}`;
+const INDEX = `mutation($id: ID!, $title: String!, $content: String!) {
+  indexDocument(id: $id, title: $title, content: $content) { id }
+}`;
+const SEARCH = `query($q: String!, $sort: DocumentSort, $first: Int) {
+  searchDocuments(query: $q, sort: $sort, first: $first) { hits { score document { id } } }
+}`;
+
+interface Change {
+  kind: 'ENTERED' | 'UPDATED' | 'LEFT';
+  documentId: string;
+  score: number;
+  position: number | null;
+  document: { id: string; title: string; votes: number } | null;
+}
+
+/** What a client holds after applying `changes` in order: LEFT removes; ENTERED and UPDATED move to `position`. */
+function apply(changes: readonly Change[]): string[] {
+  const list: string[] = [];
+  for (const c of changes) {
+    const at = list.indexOf(c.documentId);
+    if (at >= 0) list.splice(at, 1);
+    if (c.kind !== 'LEFT') list.splice(c.position!, 0, c.documentId);
+  }
+  return list;
+}
+
+const code = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
+
+async function index(t: TestApp, token: string, id: string, content: string, title = id) {
+  const r = await t.gql(INDEX, { id, title, content }, token);
+  if (!r.data) throw new Error(r.text);
+}
+
+async function top(t: TestApp, token: string, q: string, sort: DocumentSort, first: number) {
+  const r = await t.gql<{ searchDocuments: { hits: { score: number; document: { id: string } }[] } }>(
+    SEARCH,
+    { q, sort, first },
+    token,
+  );
+  if (!r.data) throw new Error(r.text);
+  return r.data.searchDocuments.hits.map((h) => ({ id: h.document.id, score: h.score }));
+}
+
+/** Waits until the recorder's reconstructed list equals searchDocuments' top (asked again on each try). */
+async function converges(t: TestApp, token: string, live: Recorder<Change>, q: string, sort: DocumentSort, first = 3) {
+  let expected: string[] = [];
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    expected = (await top(t, token, q, sort, first)).map((h) => h.id);
+    if (JSON.stringify(apply(live.items)) === JSON.stringify(expected)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(apply(live.items), `${sort}: ${JSON.stringify(live.items)}`).toEqual(expected);
+}
+
+let t: TestApp;
+let alice: { token: string; username: string };
+
+beforeAll(async () => {
+  t = await startTestApp({ LIVE_QUERIES_PER_SOCKET: '3' });
+  alice = await t.signUp();
+});
+
+describe('searchChanged', () => {
+  it('starts with the current top as ENTERED, in order, for every sort, as searchDocuments gives it', async () => {
+    for (const [i, title] of ['Delta', 'alpha', 'Charlie', 'bravo', 'echo'].entries())
+      await index(t, alice.token, `start-${title.toLowerCase()}`, `startword ${'filler '.repeat(i)}`, title);
+    await t.gql('mutation { voteDocument(id: "start-charlie") { votes } }', {}, alice.token);
+    const client = t.wsClient(alice.token);
+    for (const sort of DOCUMENT_SORTS) {
+      const live = record<Change>(client, CHANGED, { q: 'startword', sort, first: 3 }, 'searchChanged');
+      await live.until((items) => items.length === 3);
+      const expected = await top(t, alice.token, 'startword', sort, 3);
+      expect(
+        live.items.map((c) => [c.kind, c.documentId, c.position, c.score]),
+        sort,
+      ).toEqual(expected.map((h, i) => ['ENTERED', h.id, i, h.score]));
+      expect(live.items.map((c) => c.document?.id)).toEqual(expected.map((h) => h.id));
+      live.stop();
+    }
+  });
+
+  it('delivers ENTERED, UPDATED and LEFT as writes move documents into, within and out of the top', async () => {
+    for (const id of ['m1', 'm2', 'm3']) await index(t, alice.token, id, 'moveword');
+    const client = t.wsClient(alice.token);
+    const byTime = record<Change>(client, CHANGED, { q: 'moveword', sort: 'UPDATED_DESC', first: 2 }, 'searchChanged');
+    const byVotes = record<Change>(client, CHANGED, { q: 'moveword', sort: 'VOTES_DESC', first: 2 }, 'searchChanged');
+    await byTime.until((items) => items.length === 2);
+    await byVotes.until((items) => items.length === 2);
+    expect(apply(byTime.items)).toEqual(['m3', 'm2']);
+    expect(apply(byVotes.items)).toEqual(['m1', 'm2']);
+
+    // A new document enters at the top of the time order and pushes m2 out.
+    await index(t, alice.token, 'm4', 'moveword new');
+    await byTime.until((items) => items.length === 4);
+    expect(byTime.items.slice(2).map((c) => [c.kind, c.documentId, c.position])).toEqual([
+      ['LEFT', 'm2', null],
+      ['ENTERED', 'm4', 0],
+    ]);
+    // A vote moves m3 into the votes top, first.
+    await t.gql('mutation { voteDocument(id: "m3") { votes } }', {}, alice.token);
+    await byVotes.until((items) => apply(items)[0] === 'm3');
+    expect(byVotes.items.slice(2).map((c) => [c.kind, c.documentId, c.position])).toEqual([
+      ['LEFT', 'm2', null],
+      ['ENTERED', 'm3', 0],
+    ]);
+    expect(byVotes.items[3]!.score).toBe(1);
+    // Replacing a document in the top: UPDATED, in place, with the new title.
+    await index(t, alice.token, 'm1', 'moveword again', 'Renamed');
+    await byVotes.until((items) => items.some((c) => c.kind === 'UPDATED' && c.document?.title === 'Renamed'));
+    // ... and it moved to the top of the time order (UPDATED from position 1 to 0).
+    await byTime.until((items) => apply(items)[0] === 'm1');
+    // A replacement without the word leaves; a deletion leaves and the next one enters.
+    await index(t, alice.token, 'm4', 'other words');
+    await t.gql('mutation { deleteDocument(id: "m3") }', {}, alice.token);
+    await converges(t, alice.token, byTime, 'moveword', 'UPDATED_DESC', 2);
+    await converges(t, alice.token, byVotes, 'moveword', 'VOTES_DESC', 2);
+    // (searchDocuments may leave a deleted document's place empty until its shard changes again: so does the top.)
+    expect(apply(byTime.items)[0]).toBe('m1');
+    expect(apply(byTime.items)).not.toContain('m3');
+    expect(apply(byTime.items)).not.toContain('m4');
+    for (const live of [byTime, byVotes]) {
+      expect(live.errors).toEqual([]);
+      live.stop();
+    }
+  });
+
+  it('keeps every sort right through a random run of indexes, votes and deletes', async () => {
+    const words = ['red', 'green', 'blue'];
+    const voters = await Promise.all([1, 2, 3].map(() => t.signUp()));
+    // Each on a socket of its own (LIVE_QUERIES_PER_SOCKET is 3 here).
+    const all = DOCUMENT_SORTS.filter((s) => s !== 'RELEVANCE').map((sort) => ({
+      sort,
+      live: record<Change>(t.wsClient(alice.token), CHANGED, { q: 'red', sort, first: 3 }, 'searchChanged'),
+    }));
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 60; i++) {
+      const id = `r${random(8)}`;
+      const op = random(6);
+      if (op < 3) await index(t, alice.token, id, `${words[random(3)]} ${words[random(3)]}`, `T${random(100)}`);
+      else if (op < 5)
+        await t.gql('mutation($id: ID!) { voteDocument(id: $id) { id } }', { id }, voters[random(3)]!.token);
+      else await t.gql('mutation($id: ID!) { deleteDocument(id: $id) }', { id }, alice.token);
+    }
+    for (const { sort, live } of all) {
+      await converges(t, alice.token, live, 'red', sort);
+      expect(live.errors).toEqual([]);
+    }
+  });
+
+  it('converges under RELEVANCE when writes that miss the query move idf (LIVE_RECONCILE_MS)', async () => {
+    const quick = await startTestApp({ LIVE_RECONCILE_MS: '200' });
+    const bob = await quick.signUp();
+    await index(quick, bob.token, 'a', 'xray xray xray yak');
+    await index(quick, bob.token, 'b', 'xray yak yak yak');
+    const live = record<Change>(quick.wsClient(bob.token), CHANGED, { q: 'xray yak', first: 2 }, 'searchChanged');
+    await live.until((items) => items.length === 2);
+    expect(apply(live.items)).toEqual(['a', 'b']); // a tie, broken by id
+    // Documents with xray alone match nothing of the query's, yet make xray common: b (rich in yak) overtakes.
+    for (let i = 0; i < 5; i++) await index(quick, bob.token, `x${i}`, 'xray');
+    await converges(quick, bob.token, live, 'xray yak', 'RELEVANCE', 2);
+    expect(apply(live.items)).toEqual(['b', 'a']);
+  });
+
+  it('carries a write on one process to a subscriber on another, and gives a reconnect the current top', async () => {
+    const { a, b, writer, reader } = await twoProcesses();
+    const live = record<Change>(b.wsClient(reader), CHANGED, { q: 'far', sort: 'ID_ASC', first: 3 }, 'searchChanged');
+    await index(a, writer, 'far-2', 'far away');
+    await live.until((items) => apply(items).includes('far-2'));
+    expect(live.items[0]).toMatchObject({ kind: 'ENTERED', documentId: 'far-2', position: 0 });
+    live.stop();
+    // Away while 100 writes happen; subscribing again gives exactly the top searchDocuments gives.
+    for (let i = 0; i < 100; i++) {
+      const id = `far-${i % 10}`;
+      if (i % 7 === 3) await a.gql('mutation($id: ID!) { deleteDocument(id: $id) }', { id }, writer);
+      else await index(a, writer, id, i % 3 === 0 ? 'near' : 'far');
+    }
+    const again = record<Change>(b.wsClient(reader), CHANGED, { q: 'far', sort: 'ID_ASC', first: 3 }, 'searchChanged');
+    await again.until((items) => items.length === 3);
+    expect(again.items.every((c) => c.kind === 'ENTERED')).toBe(true);
+    expect(apply(again.items)).toEqual((await top(b, reader, 'far', 'ID_ASC', 3)).map((h) => h.id));
+  });
+
+  it('searches once per write for identical live queries, and not at all for a write that misses their words', async () => {
+    const search = t.app.services.search;
+    const original = search.searchDocuments.bind(search);
+    let searches = 0;
+    search.searchDocuments = (user, args) => {
+      if (user.startsWith('live:')) searches++;
+      return original(user, args);
+    };
+    try {
+      const subs = Array.from({ length: 6 }, () =>
+        record<Change>(t.wsClient(alice.token), CHANGED, { q: 'shared', sort: 'ID_ASC', first: 2 }, 'searchChanged'),
+      );
+      await index(t, alice.token, 'shared-1', 'shared');
+      await Promise.all(subs.map((s) => s.until((items) => items.length === 1)));
+      const before = searches;
+      await index(t, alice.token, 'unrelated', 'nothing in common');
+      await index(t, alice.token, 'shared-0', 'shared');
+      await Promise.all(subs.map((s) => s.until((items) => apply(items).join() === 'shared-0,shared-1')));
+      expect(searches - before).toBe(1);
+      for (const s of subs) s.stop();
+    } finally {
+      search.searchDocuments = original;
+    }
+  });
+});
+
+describe('bounds', () => {
+  it('refuses first past 100 and a query with no word (BAD_USER_INPUT), and a socket past LIVE_QUERIES_PER_SOCKET (BUSY)', async () => {
+    const client = t.wsClient(alice.token);
+    const tooMany = record<Change>(client, CHANGED, { q: 'word', first: 101 }, 'searchChanged');
+    await tooMany.until(() => tooMany.completed);
+    expect(tooMany.errors).toMatchObject([{ extensions: { code: 'BAD_USER_INPUT' } }]);
+    const noWord = record<Change>(client, CHANGED, { q: 'the a' }, 'searchChanged');
+    await noWord.until(() => noWord.completed);
+    expect(noWord.errors).toMatchObject([{ extensions: { code: 'BAD_USER_INPUT' } }]);
+    const held = [1, 2, 3].map((i) => record<Change>(client, CHANGED, { q: `bound${i}` }, 'searchChanged'));
+    const busy = record<Change>(client, CHANGED, { q: 'bound4' }, 'searchChanged');
+    await busy.until(() => busy.completed);
+    expect(busy.errors).toMatchObject([{ extensions: { code: 'BUSY' } }]);
+    held[0]!.stop();
+    // Once the server has ended it, the socket may follow another.
+    await index(t, alice.token, 'bound5-doc', 'bound5');
+    let after = record<Change>(client, CHANGED, { q: 'bound5' }, 'searchChanged');
+    for (
+      let tries = 0;
+      !(await after
+        .until((items) => items.length === 1)
+        .then(
+          () => true,
+          () => false,
+        ));
+      tries++
+    ) {
+      expect(after.errors).toMatchObject([{ extensions: { code: 'BUSY' } }]);
+      expect(tries).toBeLessThan(50);
+      after = record<Change>(client, CHANGED, { q: 'bound5' }, 'searchChanged');
+    }
+    expect(after.items).toMatchObject([{ kind: 'ENTERED', documentId: 'bound5-doc', position: 0 }]);
+    expect(code(await t.gql(CHANGED, { q: 'word' }))).toBe('UNAUTHENTICATED');
+  });
+});
