@@ -4,8 +4,12 @@
  * two gateway processes; from the current top again after a reconnect; RELEVANCE converging through writes that
  * miss the query's words; one search per write for identical live queries; bounds.
  */
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { getMainDefinition } from '@apollo/client/utilities';
+import { Kind, OperationTypeNode } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
 import { twoProcesses } from './live-processes.js';
 import { record, type Recorder } from '../support/chats.js';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
@@ -220,6 +224,57 @@ describe('searchChanged', () => {
     } finally {
       search.searchDocuments = original;
     }
+  });
+});
+
+describe('transports and clients', () => {
+  it('delivers over SSE and through Apollo Client (GraphQLWsLink behind split) alike', async () => {
+    await index(t, alice.token, 'via-1', 'viaword');
+    const sse = await sseSubscribe(t.url, CHANGED, { q: 'viaword', sort: 'ID_ASC', first: 2 }, alice.token);
+    const ws = wsClient(t.wsUrl, alice.token);
+    const link = ApolloLink.split(
+      ({ query }) => {
+        const definition = getMainDefinition(query);
+        return definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.SUBSCRIPTION;
+      },
+      new GraphQLWsLink(ws),
+      new HttpLink({ uri: t.url, headers: { authorization: `Bearer ${alice.token}` } }),
+    );
+    const apollo = new ApolloClient({ link, cache: new InMemoryCache() });
+    const viaApollo: Change[] = [];
+    const subscription = apollo
+      .subscribe<{ searchChanged: Change }>({
+        query: gql(CHANGED),
+        variables: { q: 'viaword', sort: 'ID_ASC', first: 2 },
+      })
+      .subscribe({ next: (r) => r.data && viaApollo.push(r.data.searchChanged) });
+    try {
+      await sse.until(() => sse.results.length === 1);
+      const deadline = Date.now() + 10_000;
+      while (viaApollo.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await index(t, alice.token, 'via-0', 'viaword');
+      await sse.until(() => sse.results.length === 2);
+      while (viaApollo.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const viaSse = sse.results.map((r) => (r.data as { searchChanged: Change }).searchChanged);
+      expect(apply(viaSse)).toEqual(['via-0', 'via-1']);
+      expect(apply(viaApollo)).toEqual(['via-0', 'via-1']);
+      expect(viaSse[1]).toMatchObject({ kind: 'ENTERED', documentId: 'via-0', position: 0 });
+    } finally {
+      subscription.unsubscribe();
+      apollo.stop();
+      await sse.cancel();
+      await ws.dispose();
+    }
+  });
+
+  it('ends with the token: a revoked session closes the socket with 4403', async () => {
+    const carol = await t.signUp();
+    const live = record<Change>(t.wsClient(carol.token), CHANGED, { q: 'revokedword' }, 'searchChanged');
+    await index(t, carol.token, 'revoked-doc', 'revokedword');
+    await live.until((items) => items.length === 1);
+    expect((await t.gql('mutation { signOut }', {}, carol.token)).data).toEqual({ signOut: true });
+    await live.until(() => live.closed !== null);
+    expect(live.closed).toEqual({ code: 4403 });
   });
 });
 
