@@ -8,7 +8,9 @@ import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition } from '@apollo/client/utilities';
 import { Kind, OperationTypeNode } from 'graphql';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { crc32 } from 'node:zlib';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
 import { twoProcesses } from './live-processes.js';
 import { record, type Recorder } from '../support/chats.js';
@@ -225,6 +227,43 @@ describe('searchChanged', () => {
       search.searchDocuments = original;
     }
   });
+});
+
+describe('a reader that falls behind the change log', () => {
+  // Standalone only: holding the doorbell connection needs its one connection.
+  it.runIf(inject('redis').kind === 'standalone')(
+    'sees the gap and searches again, every document of the top UPDATED, and converges',
+    async () => {
+      const slow = await startTestApp({ POLL_AUDIT_MS: '600000' });
+      const bob = await slow.signUp();
+      for (const id of ['g-a', 'g-b', 'g-c']) await index(slow, bob.token, id, 'gapword');
+      const live = record<Change>(
+        slow.wsClient(bob.token),
+        CHANGED,
+        { q: 'gapword', sort: 'ID_ASC', first: 3 },
+        'searchChanged',
+      );
+      await live.until((items) => items.length === 3);
+      // More writes in one shard than its log keeps, heard late: the entries past the cursor are trimmed first.
+      const shard = (id: string) => crc32(id) % slow.config.search.shards;
+      const ids = Array.from({ length: 5000 }, (_, i) => `gap-${i}`).filter((id) => shard(id) === shard('g-0'));
+      (slow.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells.holdFor(8000);
+      const { documents } = slow.app.services;
+      for (let i = 0; i < 1100; i += 50)
+        await Promise.all(
+          ids.slice(i, i + 50).map((id) => documents.indexDocument(bob.username, { id, title: id, content: 'other' })),
+        );
+      await documents.indexDocument(bob.username, { id: 'g-0', title: 'g-0', content: 'gapword' });
+      await live.until((items) => apply(items).join() === 'g-0,g-a,g-b', 20_000);
+      expect(live.items.slice(3).map((c) => [c.kind, c.documentId, c.position])).toEqual([
+        ['LEFT', 'g-c', null],
+        ['ENTERED', 'g-0', 0],
+        ['UPDATED', 'g-a', 1],
+        ['UPDATED', 'g-b', 2],
+      ]);
+    },
+    40_000,
+  );
 });
 
 describe('transports and clients', () => {

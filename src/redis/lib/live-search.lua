@@ -5,7 +5,7 @@
 -- queries read the entries past their cursor and search again only the live queries the words can affect. The
 -- log keeps the newest LIVE_LOG_KEEP entries: a reader that fell further behind sees the gap and searches again
 -- every live query it has.
-local LIVE_LOG_KEEP = 4096
+local LIVE_LOG_KEEP = 1024
 
 local function searchChanged(seqKey, logKey, bell, kind, id, words)
   local seq = redis.call('INCR', seqKey)
