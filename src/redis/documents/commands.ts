@@ -222,6 +222,7 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           s.lease(a.id),
           s.liveSeq,
           s.liveLog,
+          s.version,
           ...a.words.map(s.word),
         ],
         [

@@ -1,5 +1,6 @@
 --[[
-  deleteDocument: removes a document from its shard, everywhere: hash, voters, postings, sort keys, vocabulary.
+  deleteDocument: removes a document from its shard, everywhere: hash, voters, postings, sort keys, vocabulary; moves
+  the shard's change counter.
   Refuses with STATUS.CHANGED when its version is not `expected` (the caller read its words of that version; it
   reads again), STATUS.NOT_OWNER when another user wrote it and the caller is no admin, and STATUS.LEASED when the
   lease token shown is not the document's live editing lease's (as indexDocument). A leased document's lease goes
@@ -18,7 +19,8 @@
   KEYS[11] lease: string, the document's editing lease (lib/reentrant.lua), expiring with it
   KEYS[12] liveSeq: string, the shard's change log's sequence (lib/live-search)
   KEYS[13] liveLog: sorted set, the shard's change log
-  KEYS[14..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[9..], in their order
+  KEYS[14] version: string, the shard's change counter
+  KEYS[15..] postings: sorted sets, id -> weighted frequency: one per word of ARGV[9..], in their order
   ARGV[1] id: the document's id
   ARGV[2] expected: the version the caller read ('0': none)
   ARGV[3] user: who deletes it
@@ -38,10 +40,10 @@
 --- @include lib/live-search
 local doc, voters, updated, votes, titleScores, titles, lengths, lengthSum, vocabulary, df =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local lease, liveSeq, liveLog = KEYS[11], KEYS[12], KEYS[13]
+local lease, liveSeq, liveLog, version = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local id, expected, user, isAdmin = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
 local leaseToken, bell, docBell, liveBell = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local postingsAt, wordsAt = 14, 9
+local postingsAt, wordsAt = 15, 9
 
 local state = redis.call('HMGET', doc, 'ver', 'author')
 if (state[1] or '0') ~= expected then
@@ -69,6 +71,9 @@ redis.call('ZREM', updated, id)
 redis.call('ZREM', votes, id)
 redis.call('DEL', doc, voters)
 documentGone(doc, docBell)
+-- Moved as by every change: a search after the deletion makes its matches anew (the document's place refilled), so
+-- every search of one state of the index answers the same, and a live search converges to that answer.
+redis.call('INCR', version)
 searchChanged(liveSeq, liveLog, liveBell, 'd', id, table.concat(words, ' '))
 local held = reentrantRead(lease)
 if held then
