@@ -371,9 +371,7 @@ export class LiveSearchService {
         first: q.first,
         offset: 0,
       });
-      // A search may show a document deleted since its shard's matches were made: searchDocuments leaves it out.
-      const exists = await this.documents.summaries(null, { ids: found.hits.map((h) => h.id) });
-      q.top = found.hits.filter((_h, i) => exists[i]);
+      q.top = found.hits;
     } catch (err) {
       // Searched again on the retry, with what it had to tell.
       if (touched === 'all') this.mark(q, null);
