@@ -77,6 +77,11 @@ interface LiveQuery {
   first: number;
   /** The top as last searched; null before the first search. */
   top: SearchHit[] | null;
+  /**
+   * The documents its subscribers read since that search, by viewer, content and ids: subscriptions of one viewer
+   * that are in step read them once.
+   */
+  reads: Map<string, Promise<(DocumentSummary | null)[]>>;
   /** Documents written since the last search that may have moved in it ('all': unknown, a gap). */
   touched: Set<string> | 'all';
   subscribers: Set<Subscriber>;
@@ -169,17 +174,24 @@ export class LiveSearchService {
             continue;
           }
           woken = false;
-          const top = q.top;
+          const { top, reads } = q;
           const changes = changesOf(delivered, top, sub.touched, scoreMoves(q.sort));
           sub.touched = new Set();
           if (changes.length === 0) continue;
           const shown = changes.filter((c) => c.kind !== 'LEFT').map((c) => c.id);
+          const readKey = `${viewer}\n${input.content}\n${shown.join(' ')}`;
+          let read = reads.get(readKey);
+          if (!read) {
+            read = input.content
+              ? this.documents.documents(viewer, { ids: shown })
+              : this.documents.summaries(viewer, { ids: shown });
+            reads.set(readKey, read);
+          }
           let docs: (DocumentSummary | null)[];
           try {
-            docs = await (input.content
-              ? this.documents.documents(viewer, { ids: shown })
-              : this.documents.summaries(viewer, { ids: shown }));
+            docs = await read;
           } catch (err) {
+            reads.delete(readKey);
             this.log.warn({ err }, 'searchChanged read failed; retrying');
             sub.touched = 'all';
             woken = true;
@@ -216,7 +228,18 @@ export class LiveSearchService {
     if (!q) {
       const { query, parsed, sort, first } = input;
       const drifts = sortOf(sort).then === 'bm25' || parsed.groups.some((g) => g.some((t) => t.prefix));
-      q = { key, query, parsed, sort, first, top: null, touched: new Set(), subscribers: new Set(), drifts };
+      q = {
+        key,
+        query,
+        parsed,
+        sort,
+        first,
+        top: null,
+        reads: new Map(),
+        touched: new Set(),
+        subscribers: new Set(),
+        drifts,
+      };
       this.queries.set(key, q);
       for (const term of parsed.groups.flat()) {
         if (term.prefix) this.withPrefix.add(q);
@@ -372,6 +395,7 @@ export class LiveSearchService {
         offset: 0,
       });
       q.top = found.hits;
+      q.reads = new Map();
     } catch (err) {
       // Searched again on the retry, with what it had to tell.
       if (touched === 'all') this.mark(q, null);
