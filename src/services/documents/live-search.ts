@@ -334,8 +334,12 @@ export class LiveSearchService {
       }
       const dirty = [...this.dirty];
       this.dirty.clear();
-      for (let i = 0; i < dirty.length; i += this.options.concurrency)
-        await Promise.all(dirty.slice(i, i + this.options.concurrency).map((q) => this.evaluate(q)));
+      // SEARCH_CONCURRENCY searches at once, each taking the next as it ends.
+      const next = dirty.values();
+      const worker = async () => {
+        for (let q = next.next(); !q.done; q = next.next()) await this.evaluate(q.value);
+      };
+      await Promise.all(Array.from({ length: Math.min(this.options.concurrency, dirty.length) }, worker));
     } catch (err) {
       this.log.warn({ err }, 'live search step failed; retrying');
       setTimeout(() => this.schedule(), RETRY_MS).unref();
