@@ -227,7 +227,7 @@ export class LiveSearchService {
     let q = this.queries.get(key);
     if (!q) {
       const { query, parsed, sort, first } = input;
-      const drifts = sortOf(sort).then === 'bm25' || parsed.groups.some((g) => g.some((t) => t.prefix));
+      const drifts = sortOf(sort).then === 'bm25' || [...parsed.groups.flat(), ...parsed.exclude].some((t) => t.prefix);
       q = {
         key,
         query,
