@@ -28,29 +28,40 @@ export type SearchPage = DocumentSearch & { content: boolean };
 
 /** Hits show the content (their snippets): when the operation selects them, `documents` loads with content too. */
 const PAGE_CONTENT = new Set(['content', 'hits']);
+/** The fields that show the page's documents. */
+const PAGE = new Set(['documents', 'hits']);
 
+/** The page's documents through the operation's loader (one round trip per shard); null where one was deleted. */
+const pageDocuments = (search: SearchPage, ctx: Context) =>
+  ctx.loaders.documents.loadMany(
+    search.hits.map((h) => h.id),
+    { content: search.content },
+  );
+
+/**
+ * The search, and the load of its page's documents when the operation shows them: asked for here, in the turn the
+ * search ends, rather than once execution reaches `documents` or `hits`, which then find them in the loader. A
+ * failed load is theirs to report.
+ */
 export const searchDocuments = async (
   _root: unknown,
   args: SearchArgs,
   ctx: SignedIn,
   info: GraphQLResolveInfo,
-): Promise<SearchPage> => ({
-  ...(await ctx.services.search.searchDocuments(ctx.viewer.username, args)),
-  content: selectsAny(info, PAGE_CONTENT),
-});
+): Promise<SearchPage> => {
+  const search = {
+    ...(await ctx.services.search.searchDocuments(ctx.viewer.username, args)),
+    content: selectsAny(info, PAGE_CONTENT),
+  };
+  if (selectsAny(info, PAGE)) pageDocuments(search, ctx).catch(() => undefined);
+  return search;
+};
 
-/**
- * The page's documents through the operation's loader (one round trip per shard); deleted ones left out. Loaded as
- * `hits` loads them when the operation selects both, so that the two fields share one load.
- */
+/** The page's documents, deleted ones left out (loaded as `hits` loads them when the operation selects both). */
 export const searchedDocuments = async (search: SearchPage, _args: unknown, ctx: Context): Promise<DocumentSummary[]> =>
-  (
-    await ctx.loaders.documents.loadMany(
-      search.hits.map((h) => h.id),
-      { content: search.content },
-    )
-  ).filter((d): d is DocumentSummary => d !== null);
+  (await pageDocuments(search, ctx)).filter((d): d is DocumentSummary => d !== null);
 
+/** Loaded with content, as `content` is whenever `hits` is selected (PAGE_CONTENT): the same load. */
 export const hits = async (search: SearchPage, _args: unknown, ctx: Context): Promise<DocumentHit[]> =>
   describeHits(
     search,
