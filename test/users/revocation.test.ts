@@ -104,7 +104,8 @@ describe('revocation confirmed by every process', () => {
       const ann = await a.signUp();
       expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: { username: ann.username } }); // b caches it
       // b hears rings 300 ms late: its doorbell connection is not read meanwhile.
-      (b.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells.holdFor(300);
+      const resume = (b.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells.hold();
+      setTimeout(resume, 300);
       expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
       expect((await b.gql(ME, {}, ann.token)).data).toEqual({ me: null });
     },

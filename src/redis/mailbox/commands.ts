@@ -46,11 +46,11 @@ export function mailboxCommands(redis: RedisClient, subscriber: RedisClient) {
         void subscriber.on(subscriber instanceof Cluster ? 'subscribersReady' : 'ready', handler),
       /** Whether rings reach this process now. */
       up: (): boolean => isReady(subscriber),
-      /** Stops reading the connection for `ms` (its rings wait in the socket): how tests make a process hear late. */
-      holdFor: (ms: number): void => {
+      /** Stops reading the connection (its rings wait in the socket) until the returned resume: how tests make a process hear late. */
+      hold: (): (() => void) => {
         if (!(subscriber instanceof Redis)) throw new Error('a cluster has a doorbell connection per node');
         subscriber.stream.pause();
-        setTimeout(() => subscriber.stream.resume(), ms);
+        return () => subscriber.stream.resume();
       },
     },
   };
