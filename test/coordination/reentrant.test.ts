@@ -42,11 +42,12 @@ async function scriptsOn(key: string) {
       rest = lines.pop()!;
       for (const line of lines) {
         if (line === '+OK') ok();
-        // +<time> [<db> <client>] "evalsha" "<sha>" "1" "<key>" "<first argument>" ... "<doorbell>" (or "eval"
-        // "<source>" ...: a client's first run of a script in a pipeline)
+        // +<time> [<db> <client>] "evalsha" "<sha>" "1" "<key>" "<first argument>" ... (or "eval" "<source>" ...:
+        // a client's first run of a script in a pipeline)
         const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
-        // The release scripts take the lock's doorbell last.
-        if (/^eval(sha)?$/i.test(args[0] ?? '') && args[3] === key && args.at(-1)?.endsWith(':bell'))
+        // The release scripts are the only ones on the lock's key alone with one argument (the lock's key is its
+        // doorbell's name too); acquire, extend and fence take more.
+        if (/^eval(sha)?$/i.test(args[0] ?? '') && args[2] === '1' && args[3] === key && args.length === 5)
           firstArgs.push(args[4]!);
       }
     });
