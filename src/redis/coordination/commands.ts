@@ -24,7 +24,7 @@ const acquireLockScript = script<[0 | 1, number?]>('acquireLock');
 const fenceLockScript = script<number>('fenceLock');
 const extendLockScript = script<0 | 1>('extendLock');
 const handOffLockScript = script<0 | 1>('handOffLock');
-const releaseLockScript = script<0 | 1>('releaseLock');
+const releaseLockScript = script<0 | 1 | 2>('releaseLock');
 const acquireReadLockScript = script<[number, number?]>('acquireReadLock');
 const acquireWriteLockScript = script<[number, number?]>('acquireWriteLock');
 const extendRwLockScript = script<0 | 1>('extendRwLock');
@@ -247,10 +247,12 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       return 'unconfirmed';
     },
 
-    /** Frees lock `name` held with `token`, ringing its doorbell if someone waits; false when the lease had ended. */
-    releaseLock(a: { name: string; token: string }): Promise<boolean> {
-      // Not async: the release is every holder's last step.
-      return releaseLockScript(redis, [k.lockOwner(a.name)], [a.token]).then((freed) => freed === 1);
+    /**
+     * Frees lock `name` held with `token`: 1, or 2 when someone waited for it (its doorbell rang); 0 when the lease
+     * had ended (releaseLock.lua's reply as it is: this is every holder's last step).
+     */
+    releaseLock(a: { name: string; token: string }): Promise<0 | 1 | 2> {
+      return releaseLockScript(redis, [k.lockOwner(a.name)], [a.token]);
     },
 
     /** What waiters of read-write lock `name` watch: its writer key, and the doorbell its releases ring. */
@@ -377,7 +379,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       const value = reentrantValue(a.last.owner, a.token, 1, a.last.fence);
       // Not async: one promise fewer than an async function's on the usual path.
       return releaseLockScript(redis, [lock], [value]).then((freed) =>
-        freed === 1 ? 0 : releaseReentrantScript(redis, [lock], [a.token]),
+        freed !== 0 ? 0 : releaseReentrantScript(redis, [lock], [a.token]),
       );
     },
 

@@ -8,8 +8,9 @@
           the name of the lock's doorbell, a sharded pub/sub channel (keys.ts: lockOwner, reentrantLock)
   ARGV[1] token: the caller's token (or a reentrant lock's whole value at depth 1, without the mark)
 
-  Returns 1 when released, 0 when the lease had already ended (expired, or taken by another holder) or, for a
-  reentrant lock, when its value is not the one given (another depth or fence, or another holder).
+  Returns 1 when released, 2 when released and rung (someone waited), 0 when the lease had already ended (expired,
+  or taken by another holder) or, for a reentrant lock, when its value is not the one given (another depth or
+  fence, or another holder).
 ]]
 -- No lib/lock: each function a script includes is a closure made on every call, and this is every holder's last
 -- step. Its checks inline, no string is made unless it rings, and the doorbell is the key's own name, so it takes
@@ -29,4 +30,4 @@ redis.call('DEL', owner)
 -- A value no GET can return and no other release repeats, in one word (a reentrant value's spaces made '_'):
 -- every release wakes the waiters' pollers.
 redis.call('SPUBLISH', owner, owner .. ' free:' .. string.gsub(token, ' ', '_'))
-return 1
+return 2
