@@ -100,6 +100,23 @@ describe('locks', () => {
     }
   });
 
+  it('runs its scripts on a server that lost them (SCRIPT FLUSH): NOSCRIPT, then the script sent whole', async () => {
+    const server = await startStandalone();
+    try {
+      const { services, redis } = startTestServices({}, undefined, server.target);
+      const name = uniqueName('flushed');
+      for (let i = 0; i < 2; i++) {
+        await redis.call('SCRIPT', 'FLUSH');
+        const lease = (await services.locks.acquire({ name, leaseMs: 30_000 }))!;
+        expect(await services.locks.extend({ lease, leaseMs: 30_000 })).toBe('extended'); // extendLock.lua
+        expect(await services.locks.release(lease)).toBe(true); // releaseLock.lua
+        expect(await services.locks.release(lease)).toBe(false);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('withLock extends the lease while its function runs, and releases after', async () => {
     const locks = t.app.services.locks;
     const name = uniqueName('long');
