@@ -5,10 +5,11 @@
  * and a script that names STATUS gets the status table of status.ts. Script names are unique across domains;
  * nothing here is edited to add one: redis/<domain>/commands.ts calls them through `script(name)`.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { Cluster, Command, type ChainableCommander, type Redis } from 'ioredis';
 import { statusLua } from './status.js';
 
 const DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -56,7 +57,9 @@ export function defineScripts(client: Redis | Cluster): void {
 }
 
 type Arg = string | number;
-type Runner = Record<string, (...args: Arg[]) => unknown>;
+type Runner = Record<string, (...args: Arg[]) => Promise<unknown>>;
+/** Replies as strings, as ioredis's defined commands give them. */
+const UTF8 = { replyEncoding: 'utf8' as const };
 
 /** A script, run on a client (or queued in a pipeline) with its keys and arguments, resolving to `T`. */
 export interface Script<T> {
@@ -70,8 +73,29 @@ export function script<T>(name: string): Script<T> {
   if (!source) throw new Error(`no script named "${name}" under src/redis`);
   const argv = (keys: readonly string[], args: readonly Arg[]): Arg[] =>
     source.numberOfKeys === undefined ? [keys.length, ...keys, ...args] : [...keys, ...args];
-  const run = (redis: Redis | Cluster, keys: readonly string[], args: readonly Arg[]) =>
+  const sha = createHash('sha1').update(source.lua).digest('hex');
+  const numberOfKeys = source.numberOfKeys;
+  const defined = (redis: Redis | Cluster, keys: readonly string[], args: readonly Arg[]) =>
     (redis as unknown as Runner)[name]!(...argv(keys, args)) as Promise<T>;
+  /** Clients the script ran on through the defined command, which sends it whole to a connection new to it. */
+  const loaded = new WeakSet<Redis>();
+  // Once it ran on a (one-server) client, an EVALSHA of its own rather than the defined command, whose every call
+  // makes a promise more (its NOSCRIPT catch) and a closure (to send EVAL first on each connection): a server without
+  // the script (restarted, failed over, flushed) answers NOSCRIPT, and then the defined command sends it whole and
+  // settles this one. A cluster's masters each learn each script, so a cluster client keeps the defined command,
+  // which sends it whole to each the first time. The clients (clients.ts) have no ioredis keyPrefix: Keyspace
+  // prefixes the keys.
+  const run = (redis: Redis | Cluster, keys: readonly string[], args: readonly Arg[]): Promise<T> => {
+    if (redis instanceof Cluster) return defined(redis, keys, args);
+    if (!loaded.has(redis)) return defined(redis, keys, args).then((reply) => (loaded.add(redis), reply));
+    const command = new Command('evalsha', [sha, numberOfKeys ?? keys.length, ...keys, ...args], UTF8);
+    const reject = command.reject;
+    command.reject = (err: Error) => {
+      if (!err.message.includes('NOSCRIPT')) return reject(err);
+      defined(redis, keys, args).then(command.resolve, reject);
+    };
+    return redis.sendCommand(command) as Promise<T>;
+  };
   run.queue = (pipeline: ChainableCommander, keys: readonly string[], args: readonly Arg[]) =>
     void (pipeline as unknown as Runner)[name]!(...argv(keys, args));
   return run;

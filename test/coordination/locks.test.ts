@@ -11,6 +11,8 @@ import { runEntry } from '../support/entries.js';
 import { startStandalone } from '../support/redis-servers.js';
 import { startTestServices } from '../support/services.js';
 import { LEASE_MS, WAIT_MS, takeTurns } from './lock-waiters.js';
+import { monitorKey } from './monitor.js';
+import { WATCH_LINGER_MS } from '../../src/services/coordination/lock-waits.js';
 
 let t: TestApp;
 /**
@@ -93,6 +95,23 @@ describe('locks', () => {
       expect(got).not.toBeNull(); // before the fix: null, and the lock held by nobody until its lease ended
       expect(await locks.release(got!)).toBe(true);
       expect(await locks.acquire({ name, leaseMs: 1000 })).not.toBeNull();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('runs its scripts on a server that lost them (SCRIPT FLUSH): NOSCRIPT, then the script sent whole', async () => {
+    const server = await startStandalone();
+    try {
+      const { services, redis } = startTestServices({}, undefined, server.target);
+      const name = uniqueName('flushed');
+      for (let i = 0; i < 2; i++) {
+        await redis.call('SCRIPT', 'FLUSH');
+        const lease = (await services.locks.acquire({ name, leaseMs: 30_000 }))!;
+        expect(await services.locks.extend({ lease, leaseMs: 30_000 })).toBe('extended'); // extendLock.lua
+        expect(await services.locks.release(lease)).toBe(true); // releaseLock.lua
+        expect(await services.locks.release(lease)).toBe(false);
+      }
     } finally {
       await server.stop();
     }
@@ -235,6 +254,43 @@ describe('locks', () => {
     const leases = await Promise.all(waiters);
     expect(leases.filter((lease) => lease === null)).toHaveLength(0); // none waited out its wait
     expect(await t.redis.get(owner)).toBeNull();
+  }, 60_000);
+
+  it("queues a holding process's waiters for its hand-over without a command, and wakes them when its release rings no bell", async () => {
+    const name = uniqueName('handed');
+    const { services: here } = startTestServices(UNAUDITED);
+    const owner = keysOf(t.config.keyPrefix).lock(name).owner;
+    // Past the reads that wake a waiter without a ring when the doorbell connection comes up (the second a second
+    // later): then only rings, and a watch's first read, wake a waiter.
+    await sleep(1500);
+    // A waiter that registers in Redis makes this process watch the lock; the watch outlives it by WATCH_LINGER_MS.
+    const first = (await here.locks.acquire({ name, leaseMs: LEASE_MS }))!;
+    const registered = here.locks.acquire({ name, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+    expect(await eventually(async () => (await t.redis.get(owner))?.endsWith('+') ?? false)).toBe(true);
+    expect(await here.locks.release(first)).toBe(true); // handed over
+    expect(await here.locks.release((await registered)!)).toBe(true);
+    await sleep(WATCH_LINGER_MS / 5); // the watch's first read is done
+    const monitor = await monitorKey(t.redis, owner);
+    // Taken by this process, unmarked (nobody registered); the waiters queue here for its hand-overs, HANDOFF_MAX in
+    // a row, then a release that rings nothing (nobody waits elsewhere) must wake the rest: with a lease of
+    // LEASE_MS and a wait of WAIT_MS, a third of it, a waiter left to the lease's end would come back empty.
+    const holder = (await here.locks.acquire({ name, leaseMs: LEASE_MS }))!;
+    const waiters = Array.from({ length: HANDOFF_MAX + 4 }, async () => {
+      const lease = await here.locks.acquire({ name, leaseMs: LEASE_MS, waitMs: WAIT_MS });
+      if (lease) expect(await here.locks.release(lease)).toBe(true);
+      return lease;
+    });
+    expect(await here.locks.release(holder)).toBe(true);
+    const leases = await Promise.all(waiters);
+    expect(leases.filter((lease) => lease === null)).toHaveLength(0);
+    expect(await t.redis.get(owner)).toBeNull();
+    const sent = monitor.seen().filter(({ lua }) => !lua);
+    // Takes: the holder's SET NX, and one acquireLock.lua (its last argument: others waiting, '0' or '1') by the
+    // waiter woken after the release that rang nothing; every other waiter was handed the lock.
+    expect(sent.filter(({ args }) => /^set$/i.test(args[0]!))).toHaveLength(1);
+    const scripts = sent.filter(({ args }) => /^eval(sha)?$/i.test(args[0]!));
+    expect(scripts.filter(({ args }) => args.length === 7 && /^[01]$/.test(args[6]!))).toHaveLength(1);
+    expect(scripts).toHaveLength(1 + 1 + HANDOFF_MAX + 4); // that take, and a hand-over or a release per lease
   }, 60_000);
 
   it('keeps a plain GET/SET counter exact: 20 clients in 3 processes, 200 increments each', async () => {

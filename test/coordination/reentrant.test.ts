@@ -3,14 +3,13 @@
  * same fencing token, leaves as many times before the lock is free, another owner is refused and waits on the
  * doorbell; withLock nests, keeps the lease alive and signals its loss.
  */
-import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../src/services/coordination/locks.js';
 import { isBusy, isLease, type ReentrantLease } from '../../src/services/coordination/reentrant.js';
 import { keysOf } from '../support/keys.js';
 import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
-import { disposeLater } from '../support/dispose.js';
+import { monitorKey } from './monitor.js';
 
 let t: TestApp;
 
@@ -24,38 +23,24 @@ const held = (lease: unknown): ReentrantLease => {
 };
 
 /**
- * What the releases of lock `key` gave its scripts first (MONITOR on every master, in order): a token, or the lock's
- * whole value. `settled` waits until `count` were seen. A plain socket reads the monitor: ioredis's monitor mode reads
- * the lines Redis sends while it disconnects as replies, and throws.
+ * What the releases of lock `key` gave their scripts (MONITOR), in order: a token, or the lock's whole value.
+ * `settled` waits until `count` more were seen.
  */
 async function scriptsOn(key: string) {
-  const firstArgs: string[] = [];
-  for (const node of 'nodes' in t.redis ? t.redis.nodes('master') : [t.redis]) {
-    const socket = connect({ host: node.options.host ?? '127.0.0.1', port: node.options.port! });
-    disposeLater(() => Promise.resolve(socket.destroy()));
-    socket.setEncoding('utf8');
-    let rest = '';
-    let ok: () => void;
-    const monitoring = new Promise<void>((resolve) => (ok = resolve));
-    socket.on('data', (chunk: string) => {
-      const lines = (rest + chunk).split('\r\n');
-      rest = lines.pop()!;
-      for (const line of lines) {
-        if (line === '+OK') ok();
-        // +<time> [<db> <client>] "evalsha" "<sha>" "1" "<key>" "<first argument>" ... "<doorbell>" (or "eval"
-        // "<source>" ...: a client's first run of a script in a pipeline)
-        const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
-        // The release scripts take the lock's doorbell last.
-        if (/^eval(sha)?$/i.test(args[0] ?? '') && args[3] === key && args.at(-1)?.endsWith(':bell'))
-          firstArgs.push(args[4]!);
-      }
-    });
-    socket.write('MONITOR\r\n');
-    await monitoring;
-  }
+  const monitor = await monitorKey(t.redis, key);
+  // The release scripts are the only ones on the lock's key alone with one argument (the lock's key is its
+  // doorbell's name too); acquire, extend and fence take more.
+  const releases = () =>
+    monitor
+      .seen()
+      .filter(({ args, lua }) => !lua && /^eval(sha)?$/i.test(args[0]!) && args[2] === '1' && args.length === 5)
+      .map(({ args }) => args[4]!);
+  let taken = 0;
   const settled = async (count: number) => {
-    await eventually(() => Promise.resolve(firstArgs.length >= count));
-    return firstArgs.splice(0);
+    await eventually(() => Promise.resolve(releases().length >= taken + count));
+    const next = releases().slice(taken);
+    taken += next.length;
+    return next;
   };
   return { settled };
 }

@@ -24,7 +24,7 @@ const acquireLockScript = script<[0 | 1, number?]>('acquireLock');
 const fenceLockScript = script<number>('fenceLock');
 const extendLockScript = script<0 | 1>('extendLock');
 const handOffLockScript = script<0 | 1>('handOffLock');
-const releaseLockScript = script<0 | 1>('releaseLock');
+const releaseLockScript = script<0 | 1 | 2>('releaseLock');
 const acquireReadLockScript = script<[number, number?]>('acquireReadLock');
 const acquireWriteLockScript = script<[number, number?]>('acquireWriteLock');
 const extendRwLockScript = script<0 | 1>('extendRwLock');
@@ -156,18 +156,25 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
    * A take the replicas confirmed: `taken`; else it is given back: `unconfirmed`. Without replicas to wait for, at
    * once (no promise: the sequential take's answer is one microtask sooner).
    */
-  const keepTake = (lock: { owner: string; bell: string }, token: string) =>
-    replicated.replicas === 0 ? ('taken' as const) : confirmTake(lock, token);
-  const confirmTake = async (lock: { owner: string; bell: string }, token: string) => {
-    if (await replicated(lock.owner)) return 'taken' as const;
-    await releaseLockScript(redis, [lock.owner], [token, lock.bell]);
+  const keepTake = (owner: string, token: string) =>
+    replicated.replicas === 0 ? ('taken' as const) : confirmTake(owner, token);
+  const confirmTake = async (owner: string, token: string) => {
+    if (await replicated(owner)) return 'taken' as const;
+    await releaseLockScript(redis, [owner], [token]);
     return 'unconfirmed' as const;
   };
+  type Take = 'taken' | 'held' | { heldForMs: number } | 'unconfirmed';
+  /** acquireLock.lua's take of lock `owner` (see acquireLock). */
+  const takeOrRegister = (owner: string, a: { token: string; leaseMs: number; others: boolean }): Promise<Take> =>
+    acquireLockScript(redis, [owner], [a.token, a.leaseMs, a.others ? 1 : 0]).then(
+      ([taken, heldForMs]): Take | Promise<Take> =>
+        taken === 1 ? keepTake(owner, a.token) : { heldForMs: heldForMs! },
+    );
   return {
     /** What waiters of lock `name` watch: its owner key, and the doorbell its releases ring. */
     lockHead(a: { name: string }): Head {
-      const lock = k.lock(a.name);
-      return { key: lock.owner, channel: lock.bell };
+      const owner = k.lockOwner(a.name);
+      return { key: owner, channel: owner };
     },
 
     /**
@@ -178,22 +185,23 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * SET NX PX; a waiter it refuses, and every other try (contended: one round trip, as its rivals' tries), go
      * through acquireLock.lua.
      */
-    async acquireLock(a: {
+    acquireLock(a: {
       name: string;
       token: string;
       leaseMs: number;
       waits: boolean;
       others: boolean;
       first: boolean;
-    }): Promise<'taken' | 'held' | { heldForMs: number } | 'unconfirmed'> {
-      const lock = k.lock(a.name);
-      if (a.first && !a.others) {
-        // OK when taken, null when held (no GET: the holder's value would not be used).
-        if ((await redis.set(lock.owner, a.token, 'PX', a.leaseMs, 'NX')) === 'OK') return keepTake(lock, a.token);
-        if (!a.waits) return 'held';
-      }
-      const [taken, heldForMs] = await acquireLockScript(redis, [lock.owner], [a.token, a.leaseMs, a.others ? 1 : 0]);
-      return taken === 1 ? keepTake(lock, a.token) : { heldForMs: heldForMs! };
+    }): Promise<Take> {
+      // Not async, and only the owner key built: the uncontended take is every holder's first step.
+      const owner = k.lockOwner(a.name);
+      if (!a.first || a.others) return takeOrRegister(owner, a);
+      // OK when taken, null when held (no GET: the holder's value would not be used).
+      return redis
+        .set(owner, a.token, 'PX', a.leaseMs, 'NX')
+        .then((reply): Take | Promise<Take> =>
+          reply === 'OK' ? keepTake(owner, a.token) : a.waits ? takeOrRegister(owner, a) : 'held',
+        );
     },
 
     /**
@@ -217,7 +225,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       token: string;
       leaseMs: number;
     }): Promise<'extended' | 'ended' | 'unconfirmed'> {
-      const { owner } = k.lock(a.name);
+      const owner = k.lockOwner(a.name);
       if ((await extendLockScript(redis, [owner], [a.token, a.leaseMs])) === 0) return 'ended';
       return (await replicated(owner)) ? 'extended' : 'unconfirmed';
     },
@@ -232,17 +240,19 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       waiterToken: string;
       leaseMs: number;
     }): Promise<'handed' | 'ended' | 'unconfirmed'> {
-      const lock = k.lock(a.name);
-      if ((await handOffLockScript(redis, [lock.owner], [a.token, a.waiterToken, a.leaseMs])) === 0) return 'ended';
-      if (await replicated(lock.owner)) return 'handed';
-      await releaseLockScript(redis, [lock.owner], [a.waiterToken, lock.bell]);
+      const owner = k.lockOwner(a.name);
+      if ((await handOffLockScript(redis, [owner], [a.token, a.waiterToken, a.leaseMs])) === 0) return 'ended';
+      if (await replicated(owner)) return 'handed';
+      await releaseLockScript(redis, [owner], [a.waiterToken]);
       return 'unconfirmed';
     },
 
-    /** Frees lock `name` held with `token`, ringing its doorbell if someone waits; false when the lease had ended. */
-    async releaseLock(a: { name: string; token: string }): Promise<boolean> {
-      const lock = k.lock(a.name);
-      return (await releaseLockScript(redis, [lock.owner], [a.token, lock.bell])) === 1;
+    /**
+     * Frees lock `name` held with `token`: 1, or 2 when someone waited for it (its doorbell rang); 0 when the lease
+     * had ended (releaseLock.lua's reply as it is: this is every holder's last step).
+     */
+    releaseLock(a: { name: string; token: string }): Promise<0 | 1 | 2> {
+      return releaseLockScript(redis, [k.lockOwner(a.name)], [a.token]);
     },
 
     /** What waiters of read-write lock `name` watch: its writer key, and the doorbell its releases ring. */
@@ -306,8 +316,8 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
 
     /** What waiters of reentrant lock `name` watch: its key, and the doorbell its releases ring. */
     reentrantHead(a: { name: string }): Head {
-      const lock = k.reentrant(a.name);
-      return { key: lock.lock, channel: lock.bell };
+      const lock = k.reentrantLock(a.name);
+      return { key: lock, channel: lock };
     },
 
     /**
@@ -319,25 +329,20 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * and every other try, go through acquireReentrant.lua.
      */
     async acquireReentrant(a: ReentrantTry): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
-      const lock = k.reentrant(a.name);
+      const lock = k.reentrantLock(a.name);
       let taken: ReentrantEntry | ReentrantBusy | undefined;
       if (
         a.first &&
         !a.others &&
-        (await redis.set(lock.lock, reentrantValue(a.owner, a.token, 1, '0'), 'PX', a.leaseMs, 'NX')) === 'OK'
+        (await redis.set(lock, reentrantValue(a.owner, a.token, 1, '0'), 'PX', a.leaseMs, 'NX')) === 'OK'
       )
         taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
       taken ??= reentrantEntered(
-        await acquireReentrantScript(
-          redis,
-          [lock.lock],
-          [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0],
-        ),
+        await acquireReentrantScript(redis, [lock], [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0]),
         a.owner,
       );
-      if (!('token' in taken) || taken.depth > 1 || replicated.replicas === 0 || (await replicated(lock.lock)))
-        return taken;
-      await releaseReentrantScript(redis, [lock.lock], [taken.token, lock.bell]);
+      if (!('token' in taken) || taken.depth > 1 || replicated.replicas === 0 || (await replicated(lock))) return taken;
+      await releaseReentrantScript(redis, [lock], [taken.token]);
       return 'unconfirmed';
     },
 
@@ -355,7 +360,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
 
     /** Whether `token` holds reentrant lock `name` (one GET: a lease that ended reads as not held). */
     async holdsReentrant(a: { name: string; token: string }): Promise<boolean> {
-      return reentrantState(await redis.get(k.reentrant(a.name).lock), 0)?.token === a.token;
+      return reentrantState(await redis.get(k.reentrantLock(a.name)), 0)?.token === a.token;
     },
 
     /**
@@ -369,12 +374,13 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       token: string;
       last?: { owner: string; fence: string } | undefined;
     }): Promise<number> {
-      const lock = k.reentrant(a.name);
-      const byToken = () => releaseReentrantScript(redis, [lock.lock], [a.token, lock.bell]);
-      if (!a.last) return byToken();
+      const lock = k.reentrantLock(a.name);
+      if (!a.last) return releaseReentrantScript(redis, [lock], [a.token]);
       const value = reentrantValue(a.last.owner, a.token, 1, a.last.fence);
       // Not async: one promise fewer than an async function's on the usual path.
-      return releaseLockScript(redis, [lock.lock], [value, lock.bell]).then((freed) => (freed === 1 ? 0 : byToken()));
+      return releaseLockScript(redis, [lock], [value]).then((freed) =>
+        freed !== 0 ? 0 : releaseReentrantScript(redis, [lock], [a.token]),
+      );
     },
 
     /** Gives the lease `token` holds on reentrant lock `name` `leaseMs` from now (as extendLock). */
@@ -383,7 +389,7 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       token: string;
       leaseMs: number;
     }): Promise<'extended' | 'ended' | 'unconfirmed'> {
-      const { lock } = k.reentrant(a.name);
+      const lock = k.reentrantLock(a.name);
       if ((await extendReentrantScript(redis, [lock], [a.token, a.leaseMs])) === 0) return 'ended';
       return (await replicated(lock)) ? 'extended' : 'unconfirmed';
     },

@@ -4,16 +4,32 @@ import type { Keyspace } from '../keys.js';
 export type CoordinationKeys = ReturnType<typeof coordinationKeys>;
 
 export function coordinationKeys({ key }: Keyspace) {
+  /**
+   * string with a lease (PX): the holder's random token, + once someone waits (lib/lock.lua). Also the name of the
+   * lock's doorbell, a sharded pub/sub channel (channels are not keys: same name, same slot), rung with
+   * "<owner key> free:<token>" when a holder someone waits for releases. Alone, for the steps that need no other key.
+   */
+  const lockOwner = (name: string) => key('lock', name);
+  /**
+   * string with a lease (PX): "<owner> <token> <depth> <fence>", + once someone waits (lib/reentrant.lua); fence 0
+   * until the holder asks for one. Also the name of its doorbell (as lockOwner's), rung with "<lock key>
+   * free:<token>" (or, freed by its value through releaseLock, "<lock key> free:<owner>_<token>_1_<fence>") when a
+   * lock someone waits for is freed.
+   */
+  const reentrantLock = (name: string) => key('rlock', name);
   return {
+    lockOwner,
     /** the keys of one lock, all on the lock's slot */
-    lock: (name: string) => ({
-      /** string with a lease (PX): the holder's random token, + once someone waits (lib/lock.lua) */
-      owner: key('lock', name),
-      /** string counter, never expires: the fencing token handed to each holder in turn */
-      fence: key('lock', name, 'fence'),
-      /** sharded pub/sub channel, rung with "<owner key> free:<token>" when a holder someone waits for releases */
-      bell: key('lock', name, 'bell'),
-    }),
+    lock: (name: string) => {
+      const owner = lockOwner(name);
+      return {
+        owner,
+        /** string counter, never expires: the fencing token handed to each holder in turn */
+        fence: key('lock', name, 'fence'),
+        /** sharded pub/sub channel: the owner key's name (lockOwner) */
+        bell: owner,
+      };
+    },
     /** the keys of one read-write lock, all on the lock's slot (lib/rwlock.lua) */
     rwlock: (name: string) => ({
       /** string with a lease (PX): the writer's random token */
@@ -35,20 +51,17 @@ export function coordinationKeys({ key }: Keyspace) {
      */
     redlock: (name: string) => key('redlock', name),
     /** the keys of one reentrant lock, all on the lock's slot */
-    reentrant: (name: string) => ({
-      /**
-       * string with a lease (PX): "<owner> <token> <depth> <fence>", + once someone waits (lib/reentrant.lua); fence 0
-       * until the holder asks for one
-       */
-      lock: key('rlock', name),
-      /** string counter, never expires: the fencing token handed to each holder that asks, in turn */
-      fences: key('rlock', name, 'fence'),
-      /**
-       * sharded pub/sub channel, rung with "<lock key> free:<token>" (or, freed by its value through releaseLock,
-       * "<lock key> free:<owner>_<token>_1_<fence>") when a lock someone waits for is freed
-       */
-      bell: key('rlock', name, 'bell'),
-    }),
+    reentrant: (name: string) => {
+      const lock = reentrantLock(name);
+      return {
+        lock,
+        /** string counter, never expires: the fencing token handed to each holder that asks, in turn */
+        fences: key('rlock', name, 'fence'),
+        /** sharded pub/sub channel: the lock key's name (reentrantLock) */
+        bell: lock,
+      };
+    },
+    reentrantLock,
     /** sorted set: holder id → expiry (ms, Redis's clock); the counting semaphore `name` */
     semaphore: (name: string) => key('sem', name, 'holders'),
     /** the keys of one task queue, all on the queue's slot */

@@ -38,6 +38,11 @@ export interface Waiting<W> {
   handoffs: number;
   /** A release let the lock go while waiters here waited, and none of them has taken it since (the plain lock's). */
   yielding: boolean;
+  /**
+   * The lease of this process that holds the lock, as far as it knows, and the earliest its lease can end
+   * (performance.now()); a waiter here then queues for its hand-over without asking Redis (the plain lock's).
+   */
+  held: { token: string; endsAt: number } | undefined;
   /** How many times the watch fired: a waiter that saw it move while it was trying does not wait. */
   rings: number;
   unwatch: () => void;
@@ -108,6 +113,7 @@ export class LockWaits<W extends Waiter<H>, H = never> {
       queue: [],
       handoffs: 0,
       yielding: false,
+      held: undefined,
       rings: 0,
       unwatch: () => undefined,
       linger: undefined,

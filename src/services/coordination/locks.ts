@@ -11,7 +11,7 @@ import { AppError } from '../../errors.js';
 import { checkMs } from '../shared/arguments.js';
 import type { CoordinationCommands } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
-import { beginAcquire, EXPIRY_JITTER_MS, LockWaits } from './lock-waits.js';
+import { beginAcquire, EXPIRY_JITTER_MS, LockWaits, type Waiting } from './lock-waits.js';
 
 export interface Lease {
   readonly name: string;
@@ -108,6 +108,16 @@ export class LockService {
     for (let first = true; ; first = false) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;
+      const sentAt = performance.now();
+      if (waitMs > 0 && entry?.held && entry.held.endsAt > sentAt) {
+        // Held by a lease of this process: queue for its hand-over (or, when it lets the lock go, a wake-up) without
+        // asking Redis; the end of its lease is the backstop.
+        const ms = Math.min(deadline - sentAt, entry.held.endsAt - sentAt + Math.random() * EXPIRY_JITTER_MS);
+        const handed = await this.waits.wait({ name, rings: undefined, ms }, { token, leaseMs });
+        if (handed) return handed;
+        if (performance.now() >= deadline) return null;
+        continue;
+      }
       if (first && entry?.yielding && waitMs > 0) {
         // This process let the lock go to other processes' waiters after HANDOFF_MAX hand-overs: queue behind its
         // waiters instead of taking it back at once (a release's own re-acquire would always win).
@@ -126,7 +136,11 @@ export class LockService {
         first,
       });
       if (result === 'taken') {
-        if (entry) entry.yielding = false;
+        const waiting = this.waits.get(name);
+        if (waiting) {
+          waiting.yielding = false;
+          waiting.held = { token, endsAt: sentAt + leaseMs };
+        }
         return { name, token };
       }
       const left = deadline - performance.now();
@@ -144,21 +158,29 @@ export class LockService {
    */
   release(lease: Lease): Promise<boolean> {
     const entry = this.waits.get(lease.name);
-    const waiter = entry && entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
-    if (entry && waiter) {
+    if (!entry) return this.commands.releaseLock(lease).then((released) => released !== 0);
+    if (entry.held?.token === lease.token) entry.held = undefined;
+    const waiter = entry.handoffs < HANDOFF_MAX ? entry.queue.shift() : undefined;
+    if (waiter) {
       entry.handoffs++;
-      return this.handOff(lease, waiter);
+      return this.handOff(lease, waiter, entry);
     }
-    if (entry) {
-      entry.handoffs = 0;
-      entry.yielding = entry.queue.length > 0; // waiters here: until one of them takes it, let the others in
-    }
-    // Not async: the release's own promise is the answer (one promise fewer to settle on the sequential path).
-    return this.commands.releaseLock({ name: lease.name, token: lease.token });
+    entry.handoffs = 0;
+    entry.yielding = entry.queue.length > 0; // waiters here: until one of them takes it, let the others in
+    return this.commands.releaseLock(lease).then((released) => {
+      // Rung (2): the doorbell wakes this process's first waiter with the other processes'. Freed without a ring (1):
+      // no waiter registered in Redis, so none elsewhere; the waiters here that queued for a hand-over (which do not
+      // register) would wait for the lease's end: the first tries at once.
+      if (released === 1) entry.queue.shift()?.wake();
+      return released !== 0;
+    });
   }
 
   /** Hands the lock from `lease` to `waiter` (of this process); false when the lease had already ended. */
-  private async handOff(lease: Lease, waiter: Waiter): Promise<boolean> {
+  private async handOff(lease: Lease, waiter: Waiter, entry: Waiting<Waiter>): Promise<boolean> {
+    const held = { token: waiter.token, endsAt: performance.now() + waiter.leaseMs };
+    // Still held by this process while the hand-over runs: waiters that come meanwhile queue for the next one.
+    entry.held = held;
     let handed: 'handed' | 'ended' | 'unconfirmed' = 'ended';
     try {
       handed = await this.commands.handOffLock({
@@ -168,6 +190,7 @@ export class LockService {
         leaseMs: waiter.leaseMs,
       });
     } finally {
+      if (handed !== 'handed' && entry.held === held) entry.held = undefined;
       waiter.wake(handed === 'handed' ? { name: lease.name, token: waiter.token } : undefined);
     }
     return handed !== 'ended'; // given back when unconfirmed: the waiter tries again
@@ -187,9 +210,14 @@ export class LockService {
    * Gives the lease `leaseMs` from now: `extended`; `ended` when it had already ended; `unconfirmed` when the
    * replicas of REDIS_WAIT_REPLICAS did not confirm it in time (then it is sure only until its previous end).
    */
-  extend({ lease, leaseMs }: { lease: Lease; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'> {
+  async extend({ lease, leaseMs }: { lease: Lease; leaseMs: number }): Promise<'extended' | 'ended' | 'unconfirmed'> {
     checkMs('leaseMs', leaseMs, 1);
-    return this.commands.extendLock({ name: lease.name, token: lease.token, leaseMs });
+    const sentAt = performance.now();
+    const result = await this.commands.extendLock({ name: lease.name, token: lease.token, leaseMs });
+    const held = this.waits.get(lease.name)?.held;
+    if (held?.token === lease.token && result !== 'unconfirmed')
+      held.endsAt = result === 'ended' ? 0 : sentAt + leaseMs;
+    return result;
   }
 
   /**

@@ -99,20 +99,23 @@ export class ReentrantTaker<A extends object = object, R = never, H extends Reen
     const { name, owner, leaseMs, waitMs = 0, ...rest } = options;
     checkName('lock owner', owner);
     const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
-    for (let first = true; ; first = false) {
+    // One try object for the acquire, its `others` and `first` set for each try (a try is over before the next).
+    const attempt = {
+      ...(rest as unknown as A),
+      name,
+      owner,
+      token,
+      leaseMs,
+      waits: waitMs > 0,
+      others: false,
+      first: true,
+    };
+    for (; ; attempt.first = false) {
       const entry = this.waits.get(name);
       const rings = entry?.rings;
       const sentAt = performance.now();
-      const result = await this.takes.acquire({
-        ...(rest as unknown as A),
-        name,
-        owner,
-        token,
-        leaseMs,
-        waits: waitMs > 0,
-        others: (entry?.queue.length ?? 0) > 0,
-        first,
-      });
+      attempt.others = (entry?.queue.length ?? 0) > 0;
+      const result = await this.takes.acquire(attempt);
       if (result === 'unconfirmed') {
         if (performance.now() < deadline) continue; // given back; the attempt took the replicas' whole timeout
         throw new AppError('BUSY', `lock "${name}": the replicas did not confirm it in time; try again later`);
@@ -120,7 +123,10 @@ export class ReentrantTaker<A extends object = object, R = never, H extends Reen
       if (!isBusy(result)) {
         if (!isHeld<H>(result)) return result;
         this.entered?.(name, result, sentAt);
-        return { name, ...result };
+        // The store's entry is made for this try: named, it is the lease (no copy).
+        const lease = result as H & { name: string };
+        lease.name = name;
+        return lease;
       }
       const left = deadline - performance.now();
       if (left <= 0) return result;
@@ -170,7 +176,7 @@ export class ReentrantLockService {
       takes: {
         head: (name) => store.head(name),
         acquire: (a) => {
-          // A lock this process holds is not free: no first try with SET NX (`a` is the taker's, made for this try).
+          // A lock this process holds is not free: no first try with SET NX (`a` is the taker's, made for this acquire).
           if (this.holdings.has(a.name)) a.first = false;
           return store.acquire(a);
         },
