@@ -15,8 +15,7 @@ import { DRIFT_FACTOR, RETRY_DELAY_MS, RETRY_JITTER_MS } from '../src/services/c
 import { isLease } from '../src/services/coordination/reentrant.js';
 import { createServices } from '../src/services/index.js';
 import { Worker } from '../src/worker/worker.js';
-import { spawnSync } from 'node:child_process';
-import { HOST, cpuSeconds, median, positiveInt, progress, runBench, startRedis } from './support/processes.js';
+import { HOST, cpuSeconds, median, pin, positiveInt, progress, runBench, startRedis } from './support/processes.js';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 3);
 /** Rounds of every case; even, so that each side goes first in as many rounds as the other. */
@@ -242,8 +241,8 @@ function reentrantCases(services: ReturnType<typeof createServices>, semClient: 
 async function main(): Promise<number> {
   const redisServer = await startRedis();
   if (PIN) {
-    taskset(process.pid, '0');
-    taskset(redisServer.child.proc.pid!, '1');
+    pin(process.pid, '0');
+    pin(redisServer.child.proc.pid!, '1');
   }
   const admin = new Redis(redisServer.url);
   measured = [{ admin, pid: redisServer.child.proc.pid! }];
@@ -560,12 +559,6 @@ async function redlockCases(redis: ReturnType<typeof createRedisClient>, log: Lo
       await Promise.all([...clients, ...servers.map((s) => s.admin)].map((c) => c.quit()));
     },
   };
-}
-
-/** Keeps process `pid` (all its threads) on `cpus` (a taskset list). */
-function taskset(pid: number, cpus: string): void {
-  const r = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`taskset ${cpus} ${pid} failed: ${r.stderr || r.error}`);
 }
 
 await runBench(main);

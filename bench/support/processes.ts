@@ -116,7 +116,8 @@ export function checkoutCommit(commit: string): string {
  */
 const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS;
 
-function pin(pid: number, cpus: string): void {
+/** Keeps process `pid` (all its threads) on `cpus` (a taskset list). */
+export function pin(pid: number, cpus: string): void {
   const r = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`taskset ${cpus} ${pid} failed: ${r.stderr || r.error}`);
 }
