@@ -369,10 +369,10 @@ export class LiveSearchService {
     if (this.cursors.length === 0) return;
     try {
       const changed = new Set<LiveQuery>();
-      for (const n of [...this.moved]) {
-        this.moved.delete(n);
-        await this.readLog(n, changed);
-      }
+      // the shards' logs at once: their entries are of different documents, so their order across shards is free
+      const moved = [...this.moved];
+      this.moved.clear();
+      await Promise.all(moved.map((n) => this.readLog(n, changed)));
       for (const q of changed) if (!this.dirty.has(q)) this.moveTop(q);
       const dirty = [...this.dirty];
       this.dirty.clear();
@@ -439,13 +439,13 @@ export class LiveSearchService {
     const at = kept.findIndex((r) => r.id === entry.id);
     // a vote moves only the documents' order by votes: their words, titles and times stay
     if (entry.kind === 'v' && q.sort !== 'VOTES_DESC') return true;
-    const was = at >= 0 ? kept.splice(at, 1)[0] : undefined;
+    if (at >= 0) kept.splice(at, 1);
     if (entry.kind !== 'd' && matches(q.parsed, new Set(entry.words))) {
       const r: Ranked = {
         id: entry.id,
         updated: entry.updated ?? 0,
         votes: entry.votes ?? 0,
-        title: entry.title === undefined ? (was?.title ?? Buffer.alloc(0)) : Buffer.from(entry.title),
+        title: Buffer.from(entry.title ?? ''),
       };
       const last = kept.at(-1);
       if (q.complete || (last && order(r, last) < 0)) {
