@@ -2,7 +2,8 @@
  * searchChanged: the current top as ENTERED for every sort, then ENTERED, UPDATED and LEFT as documents are
  * indexed, voted for and deleted, so that a client applying the changes holds what searchDocuments answers; across
  * two gateway processes; from the current top again after a reconnect; RELEVANCE converging through writes that
- * miss the query's words; one search per write for identical live queries; bounds.
+ * miss the query's words; one search per step for identical RELEVANCE live queries and none under a sort the change
+ * log carries; the top plus reserve moved by the log alone (refilled, run dry, votes, titles, ties by id); bounds.
  */
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
@@ -201,29 +202,117 @@ describe('searchChanged', () => {
     expect(apply(again.items)).toEqual((await top(b, reader, 'far', 'ID_ASC', 3)).map((h) => h.id));
   });
 
-  it('searches once per write for identical live queries, and not at all for a write that misses their words', async () => {
-    const search = t.app.services.search;
-    const original = search.searchDocuments.bind(search);
-    let searches = 0;
-    search.searchDocuments = (user, args) => {
-      if (user.startsWith('live:')) searches++;
-      return original(user, args);
-    };
+  it('searches once per step for identical RELEVANCE live queries, never for a sort the change log carries, and not for a write that misses their words', async () => {
+    const searches = countSearches();
     try {
-      const subs = Array.from({ length: 6 }, () =>
-        record<Change>(t.wsClient(alice.token), CHANGED, { q: 'shared', sort: 'ID_ASC', first: 2 }, 'searchChanged'),
+      const subs = (['ID_ASC', 'RELEVANCE'] as const).flatMap((sort) =>
+        Array.from({ length: 3 }, () =>
+          record<Change>(t.wsClient(alice.token), CHANGED, { q: 'shared', sort, first: 2 }, 'searchChanged'),
+        ),
       );
       await index(t, alice.token, 'shared-1', 'shared');
       await Promise.all(subs.map((s) => s.until((items) => items.length === 1)));
-      const before = searches;
+      const before = { ...searches.bySort };
       await index(t, alice.token, 'unrelated', 'nothing in common');
       await index(t, alice.token, 'shared-0', 'shared');
       await Promise.all(subs.map((s) => s.until((items) => apply(items).join() === 'shared-0,shared-1')));
-      expect(searches - before).toBe(1);
+      expect(searches.bySort.ID_ASC ?? 0).toBe(before.ID_ASC ?? 0);
+      // once for the write (a reconciliation may add one), not once per subscriber
+      expect((searches.bySort.RELEVANCE ?? 0) - (before.RELEVANCE ?? 0)).toBeGreaterThanOrEqual(1);
+      expect((searches.bySort.RELEVANCE ?? 0) - (before.RELEVANCE ?? 0)).toBeLessThanOrEqual(2);
       for (const s of subs) s.stop();
     } finally {
-      search.searchDocuments = original;
+      searches.restore();
     }
+  });
+});
+
+/** Counts the live searches (those of a process's evaluator) by sort, until `restore`. */
+function countSearches() {
+  const search = t.app.services.search;
+  const original = search.searchDocuments.bind(search);
+  const bySort: Partial<Record<DocumentSort, number>> = {};
+  search.searchDocuments = (user, args) => {
+    if (user.startsWith('live:') && args.sort) bySort[args.sort] = (bySort[args.sort] ?? 0) + 1;
+    return original(user, args);
+  };
+  return { bySort, restore: () => (search.searchDocuments = original) };
+}
+
+describe('a live query moved by the change log alone (top plus reserve)', () => {
+  const subscribe = (q: string, sort: DocumentSort, first: number) =>
+    record<Change>(t.wsClient(alice.token), CHANGED, { q, sort, first }, 'searchChanged');
+  const moves = (live: Recorder<Change>, from: number) =>
+    live.items.slice(from).map((c) => [c.kind, c.documentId, c.position]);
+
+  it('refills its top from the reserve without a search, and searches again once the reserve runs dry', async () => {
+    // first 2 keeps 12 (a reserve of 10) of 14 matches
+    for (let i = 0; i < 14; i++) await index(t, alice.token, `dry-${String(i).padStart(2, '0')}`, 'dryword');
+    const live = subscribe('dryword', 'ID_ASC', 2);
+    await live.until((items) => items.length === 2);
+    const searches = countSearches();
+    try {
+      for (let i = 0; i < 10; i++) {
+        await t.gql('mutation($id: ID!) { deleteDocument(id: $id) }', { id: `dry-0${i}` }, alice.token);
+        await converges(t, alice.token, live, 'dryword', 'ID_ASC', 2);
+      }
+      expect(apply(live.items)).toEqual(['dry-10', 'dry-11']);
+      expect(searches.bySort.ID_ASC ?? 0).toBe(0);
+      // the 11th deletion leaves one kept of two: dry-12 comes from a search
+      await t.gql('mutation { deleteDocument(id: "dry-10") }', {}, alice.token);
+      await converges(t, alice.token, live, 'dryword', 'ID_ASC', 2);
+      expect(apply(live.items)).toEqual(['dry-11', 'dry-12']);
+      expect(searches.bySort.ID_ASC).toBe(1);
+    } finally {
+      searches.restore();
+      live.stop();
+    }
+  });
+
+  it('moves a document within the top by its votes, ties in votes by id', async () => {
+    for (const id of ['tv-a', 'tv-b', 'tv-c', 'tv-d']) await index(t, alice.token, id, 'tieword');
+    const live = subscribe('tieword', 'VOTES_DESC', 3);
+    await live.until((items) => items.length === 3);
+    expect(apply(live.items)).toEqual(['tv-a', 'tv-b', 'tv-c']);
+    await t.gql('mutation { voteDocument(id: "tv-c") { votes } }', {}, alice.token);
+    await live.until((items) => items.length === 4);
+    expect(moves(live, 3)).toEqual([['UPDATED', 'tv-c', 0]]);
+    expect(live.items[3]!.score).toBe(1);
+    // tv-0 ties tv-a and tv-b at no votes and comes before them by id; tv-b leaves
+    await index(t, alice.token, 'tv-0', 'tieword');
+    await live.until((items) => items.length === 6);
+    expect(moves(live, 4)).toEqual([
+      ['LEFT', 'tv-b', null],
+      ['ENTERED', 'tv-0', 1],
+    ]);
+    await converges(t, alice.token, live, 'tieword', 'VOTES_DESC', 3);
+    live.stop();
+  });
+
+  it('moves a document whose title changes under TITLE_ASC and TITLE_DESC, ties in titles by id', async () => {
+    for (const [id, title] of [
+      ['tt-1', 'bravo'],
+      ['tt-2', 'charlie'],
+      ['tt-3', 'delta'],
+    ])
+      await index(t, alice.token, id!, 'titleword', title);
+    const asc = subscribe('titleword', 'TITLE_ASC', 2);
+    const desc = subscribe('titleword', 'TITLE_DESC', 2);
+    await asc.until((items) => items.length === 2);
+    await desc.until((items) => items.length === 2);
+    expect(apply(asc.items)).toEqual(['tt-1', 'tt-2']);
+    expect(apply(desc.items)).toEqual(['tt-3', 'tt-2']);
+    // tt-3 renamed Alpha: first under TITLE_ASC (tt-2 leaves), last under TITLE_DESC (it leaves, tt-1 enters)
+    await index(t, alice.token, 'tt-3', 'titleword', 'Alpha');
+    await asc.until((items) => apply(items).join() === 'tt-3,tt-1');
+    await desc.until((items) => apply(items).join() === 'tt-2,tt-1');
+    // tt-0 titled Charlie ties tt-2 ("charlie"): before it by id in both orders
+    await index(t, alice.token, 'tt-0', 'titleword', 'Charlie');
+    await desc.until((items) => apply(items).join() === 'tt-0,tt-2');
+    await converges(t, alice.token, asc, 'titleword', 'TITLE_ASC', 2);
+    await converges(t, alice.token, desc, 'titleword', 'TITLE_DESC', 2);
+    asc.stop();
+    desc.stop();
   });
 });
 

@@ -35,13 +35,22 @@ const endSearchScript = script<0 | 1>('endSearch');
 
 export type DocumentCommands = ReturnType<typeof documentCommands>;
 
-/** An entry of a shard's change log (lib/live-search.lua): a change of document `id`, with its words before and after. */
+/**
+ * An entry of a shard's change log (lib/live-search.lua): a change of document `id`, with its words after it
+ * (`words`, none once deleted) and those it had before and no longer has (`dropped`), and its sort keys after it.
+ */
 export interface LiveChange {
   seq: number;
   /** i: indexed (created or replaced), v: voted for, d: deleted */
   kind: 'i' | 'v' | 'd';
   id: string;
   words: string[];
+  dropped: string[];
+  /** When it was last indexed (ms) and its votes; undefined once deleted. */
+  updated?: number;
+  votes?: number;
+  /** Its lower-cased title: given by an index only (a vote leaves it as it was). */
+  title?: string;
 }
 
 /** One shard of the index: which shard a command runs in. */
@@ -271,12 +280,26 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
         .get(s.liveSeq)
         .exec()) as [[unknown, string[]], [unknown, string | null]];
       const entries = members.map((m): LiveChange => {
-        const [seqText, kind, id, ...words] = m.split(' ');
+        const at = m.indexOf(' ');
+        const e = JSON.parse(m.slice(at + 1)) as {
+          k: LiveChange['kind'];
+          id: string;
+          w: string;
+          b: string;
+          u?: number;
+          n?: number;
+          t?: string;
+        };
+        const split = (words: string) => words.split(' ').filter((w) => w !== '');
         return {
-          seq: Number(seqText),
-          kind: kind as LiveChange['kind'],
-          id: id!,
-          words: words.filter((w) => w !== ''),
+          seq: Number(m.slice(0, at)),
+          kind: e.k,
+          id: e.id,
+          words: split(e.w),
+          dropped: split(e.b),
+          updated: e.u,
+          votes: e.n,
+          title: e.t,
         };
       });
       const next = entries[0]?.seq ?? Number(seq ?? 0) + 1;

@@ -74,7 +74,7 @@ documentGone(doc, docBell)
 -- Moved as by every change: a search after the deletion makes its matches anew (the document's place refilled), so
 -- every search of one state of the index answers the same, and a live search converges to that answer.
 redis.call('INCR', version)
-searchChanged(liveSeq, liveLog, liveBell, 'd', id, table.concat(words, ' '))
+searchChanged(liveSeq, liveLog, liveBell, { k = 'd', id = id, w = '', b = table.concat(words, ' ') })
 local held = reentrantRead(lease)
 if held then
   reentrantFree(lease, held, bell)

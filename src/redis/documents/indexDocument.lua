@@ -90,5 +90,13 @@ if not state[2] then
   redis.call('HSET', doc, 'author', user, 'votes', 0)
 end
 documentMoved(doc, bell, ver)
-searchChanged(liveSeq, liveLog, liveBell, 'i', id, table.concat(words, ' ') .. ' ' .. table.concat(dropped, ' '))
+searchChanged(liveSeq, liveLog, liveBell, {
+  k = 'i',
+  id = id,
+  w = table.concat(words, ' '),
+  b = table.concat(dropped, ' '),
+  u = now,
+  n = tonumber(redis.call('HGET', doc, 'votes')),
+  t = titleKey,
+})
 return { ver, now, tonumber(redis.call('HGET', doc, 'votes')), redis.call('SISMEMBER', voters, user) }

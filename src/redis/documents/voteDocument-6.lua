@@ -26,7 +26,9 @@ end
 if redis.call('SADD', voters, user) == 1 then
   redis.call('ZINCRBY', votes, 1, id)
   documentMoved(doc, bell, redis.call('INCR', version))
-  searchChanged(liveSeq, liveLog, liveBell, 'v', id, redis.call('HGET', doc, 'words') or '')
-  return redis.call('HINCRBY', doc, 'votes', 1)
+  local n = redis.call('HINCRBY', doc, 'votes', 1)
+  local state = redis.call('HMGET', doc, 'words', 'updated')
+  searchChanged(liveSeq, liveLog, liveBell, { k = 'v', id = id, w = state[1] or '', b = '', u = tonumber(state[2]), n = n })
+  return n
 end
 return tonumber(redis.call('HGET', doc, 'votes'))

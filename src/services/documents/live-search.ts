@@ -3,8 +3,10 @@
  * deleted. A percolator run backwards (docs/search.md "Live search"): every write appends one entry to its shard's
  * change log inside the script that makes it (src/redis/lib/live-search.lua); each process with live queries
  * follows the logs of every shard through its mailbox poller, finds the live queries an entry's words can affect
- * (a word index over the live queries it holds), searches those again (once per distinct live query, however many
- * subscribe to it) and tells each subscriber how the top moved, as ENTERED, UPDATED and LEFT with positions.
+ * (a word index over the live queries it holds) and tells each subscriber how the top moved, as ENTERED, UPDATED and
+ * LEFT with positions. A live query under a sort whose key the entry carries (every sort but RELEVANCE and RANKED,
+ * no prefix term) keeps its top plus a reserve and moves them by the entry alone; it searches again only when the
+ * reserve runs dry. The others search again (once per distinct live query and step, however many subscribe to it).
  */
 import { randomBytes } from 'node:crypto';
 import { Repeater } from '@repeaterjs/repeater';
@@ -87,7 +89,38 @@ interface LiveQuery {
   subscribers: Set<Subscriber>;
   /** Whether writes that do not touch its words may still move it (RELEVANCE's idf, a prefix's expansion). */
   drifts: boolean;
+  /** How its sort orders two documents, when a change-log entry tells where a document goes (null: search again). */
+  order: Order | null;
+  /**
+   * With an order: the top and its reserve (the first `first + reserve(first)` matches as last known, in order),
+   * every match when `complete`; null before the first search.
+   */
+  kept: Ranked[] | null;
+  complete: boolean;
 }
+
+/** A document as a live query's order compares it: what the change log carries of it after its last change. */
+interface Ranked {
+  id: string;
+  updated: number;
+  votes: number;
+  title: Buffer;
+}
+type Order = (a: Ranked, b: Ranked) => number;
+
+const byId = (a: Ranked, b: Ranked) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** The sorts a live query follows from the change log alone, as searchDocuments orders them (ties by id). */
+const ORDERS: Partial<Record<DocumentSort, Order>> = {
+  UPDATED_DESC: (a, b) => b.updated - a.updated || byId(a, b),
+  UPDATED_ASC: (a, b) => a.updated - b.updated || byId(a, b),
+  VOTES_DESC: (a, b) => b.votes - a.votes || byId(a, b),
+  TITLE_ASC: (a, b) => Buffer.compare(a.title, b.title) || byId(a, b),
+  TITLE_DESC: (a, b) => Buffer.compare(b.title, a.title) || byId(a, b),
+  ID_ASC: byId,
+  ID_DESC: (a, b) => byId(b, a),
+};
+/** The reserve a live query with an order keeps past its top: as many again, at least 10, within one search page. */
+const reserve = (first: number) => Math.min(Math.max(first, 10), SEARCH_PAGE.max - first);
 
 export class LiveSearchService {
   private readonly commands: DocumentCommands;
@@ -228,6 +261,7 @@ export class LiveSearchService {
     if (!q) {
       const { query, parsed, sort, first } = input;
       const drifts = sortOf(sort).then === 'bm25' || [...parsed.groups.flat(), ...parsed.exclude].some((t) => t.prefix);
+      const order = drifts ? null : (ORDERS[sort] ?? null);
       q = {
         key,
         query,
@@ -239,6 +273,9 @@ export class LiveSearchService {
         touched: new Set(),
         subscribers: new Set(),
         drifts,
+        order,
+        kept: null,
+        complete: false,
       };
       this.queries.set(key, q);
       for (const term of parsed.groups.flat()) {
@@ -324,14 +361,19 @@ export class LiveSearchService {
     });
   }
 
-  /** Reads the logs that moved, then searches again the live queries they (or a reconciliation) marked. */
+  /**
+   * Reads the logs that moved, tells the subscribers of the live queries they moved, then searches again those they
+   * (or a reconciliation) marked.
+   */
   private async step(): Promise<void> {
     if (this.cursors.length === 0) return;
     try {
-      for (const n of [...this.moved]) {
-        this.moved.delete(n);
-        await this.readLog(n);
-      }
+      const changed = new Set<LiveQuery>();
+      // the shards' logs at once: their entries are of different documents, so their order across shards is free
+      const moved = [...this.moved];
+      this.moved.clear();
+      await Promise.all(moved.map((n) => this.readLog(n, changed)));
+      for (const q of changed) if (!this.dirty.has(q)) this.moveTop(q);
       const dirty = [...this.dirty];
       this.dirty.clear();
       // SEARCH_CONCURRENCY searches at once, each taking the next as it ends.
@@ -346,8 +388,11 @@ export class LiveSearchService {
     }
   }
 
-  /** Reads shard `n`'s change log past its cursor, marking the live queries each entry can affect. */
-  private async readLog(n: number): Promise<void> {
+  /**
+   * Reads shard `n`'s change log past its cursor: the live queries each entry can affect move by it (`changed`) or
+   * are marked to search again.
+   */
+  private async readLog(n: number, changed: Set<LiveQuery>): Promise<void> {
     const shard = this.shards.all[n]!;
     for (;;) {
       const after = this.cursors[n];
@@ -358,7 +403,11 @@ export class LiveSearchService {
       });
       if (read.gap) for (const q of this.queries.values()) this.mark(q, null);
       for (const entry of read.entries) {
-        for (const q of this.affected(entry)) this.mark(q, entry.id);
+        for (const q of this.affected(entry))
+          if (q.kept && !this.dirty.has(q) && this.apply(q, entry)) {
+            changed.add(q);
+            if (q.touched !== 'all') q.touched.add(entry.id);
+          } else this.mark(q, entry.id);
         this.cursors[n] = entry.seq;
       }
       this.writesSinceReconcile += read.entries.length;
@@ -369,14 +418,63 @@ export class LiveSearchService {
 
   /** The live queries a change can move: those each of whose groups has a word of the document (before or after). */
   private affected(entry: LiveChange): LiveQuery[] {
-    const words = new Set(entry.words);
+    const words = new Set([...entry.words, ...entry.dropped]);
     const candidates = new Set(this.withPrefix);
     for (const word of words) for (const q of this.byWord.get(word) ?? []) candidates.add(q);
     return [...candidates].filter((q) =>
       q.parsed.groups.every((group) =>
-        group.some((t) => (t.prefix ? entry.words.some((w) => w.startsWith(t.word)) : words.has(t.word))),
+        group.some((t) => (t.prefix ? [...words].some((w) => w.startsWith(t.word)) : words.has(t.word))),
       ),
     );
+  }
+
+  /**
+   * Moves `q`'s kept documents by `entry` (the document leaves them, then goes where its sort key puts it when it
+   * still matches and beats the last kept one, or when every match is kept); false when the reserve ran dry (fewer
+   * than `first` kept while more may match): `q` is then to be searched again.
+   */
+  private apply(q: LiveQuery, entry: LiveChange): boolean {
+    const kept = q.kept!;
+    const order = q.order!;
+    const at = kept.findIndex((r) => r.id === entry.id);
+    // a vote moves only the documents' order by votes: their words, titles and times stay
+    if (entry.kind === 'v' && q.sort !== 'VOTES_DESC') return true;
+    if (at >= 0) kept.splice(at, 1);
+    if (entry.kind !== 'd' && matches(q.parsed, new Set(entry.words))) {
+      const r: Ranked = {
+        id: entry.id,
+        updated: entry.updated ?? 0,
+        votes: entry.votes ?? 0,
+        title: Buffer.from(entry.title ?? ''),
+      };
+      const last = kept.at(-1);
+      if (q.complete || (last && order(r, last) < 0)) {
+        const to = kept.findIndex((k) => order(r, k) < 0);
+        kept.splice(to < 0 ? kept.length : to, 0, r);
+      }
+    }
+    if (kept.length > q.first + reserve(q.first)) {
+      kept.pop();
+      q.complete = false;
+    }
+    return q.complete || kept.length >= q.first;
+  }
+
+  /** `q`'s top is its kept documents' first: its subscribers are told of the moves since they last looked. */
+  private moveTop(q: LiveQuery): void {
+    q.top = scoredTop(q);
+    q.reads = new Map();
+    const touched = q.touched;
+    q.touched = new Set();
+    this.tell(q, touched);
+  }
+
+  private tell(q: LiveQuery, touched: Set<string> | 'all'): void {
+    for (const sub of q.subscribers) {
+      if (touched === 'all') sub.touched = 'all';
+      else if (sub.touched !== 'all') for (const id of touched) sub.touched.add(id);
+      sub.wake();
+    }
   }
 
   /** `q` is to be searched again, document `id` having been written (null: unknown which, after a gap). */
@@ -392,13 +490,18 @@ export class LiveSearchService {
     const touched = q.touched;
     q.touched = new Set();
     try {
+      const first = q.order ? q.first + reserve(q.first) : q.first;
       const found = await this.search.searchDocuments(this.evaluator, {
         query: q.query,
         sort: q.sort,
-        first: q.first,
+        first,
         offset: 0,
       });
-      q.top = found.hits;
+      if (q.order) {
+        q.kept = await this.ranked(q.sort, found.hits);
+        q.complete = found.hits.length < first;
+        q.top = scoredTop(q);
+      } else q.top = found.hits;
       q.reads = new Map();
     } catch (err) {
       // Searched again on the retry, with what it had to tell.
@@ -409,12 +512,46 @@ export class LiveSearchService {
       setTimeout(() => this.schedule(), RETRY_MS).unref();
       return;
     }
-    for (const sub of q.subscribers) {
-      if (touched === 'all') sub.touched = 'all';
-      else if (sub.touched !== 'all') for (const id of touched) sub.touched.add(id);
-      sub.wake();
-    }
+    this.tell(q, touched);
   }
+
+  /** A search's hits as its sort compares them: the time or votes from their scores, titles read (title sorts). */
+  private async ranked(sort: DocumentSort, hits: readonly SearchHit[]): Promise<Ranked[]> {
+    const titles = new Map<string, string>();
+    if (sort === 'TITLE_ASC' || sort === 'TITLE_DESC') {
+      const byShard = new Map<Shard, string[]>();
+      for (const { id } of hits) {
+        const shard = this.shards.of(id);
+        byShard.set(shard, [...(byShard.get(shard) ?? []), id]);
+      }
+      await Promise.all(
+        [...byShard].map(async ([shard, ids]) => {
+          const found = await this.commands.readTitles({ shard, ids });
+          ids.forEach((id, i) => titles.set(id, found[i]!));
+        }),
+      );
+    }
+    return hits.map((h) => ({
+      id: h.id,
+      updated: sort.startsWith('UPDATED') ? Math.round(h.score * 1000) : 0,
+      votes: sort === 'VOTES_DESC' ? h.score : 0,
+      title: Buffer.from(titles.get(h.id) ?? ''),
+    }));
+  }
+}
+
+/** Whether a document with `words` matches `parsed` (no prefix term): a word of every group, none excluded. */
+const matches = (parsed: ParsedQuery, words: ReadonlySet<string>): boolean =>
+  parsed.groups.every((group) => group.some((t) => words.has(t.word))) &&
+  !parsed.exclude.some((t) => words.has(t.word));
+
+/** `q`'s top from its kept documents, each with the score searchDocuments gives it. */
+function scoredTop(q: LiveQuery): SearchHit[] {
+  const { score } = sortOf(q.sort);
+  return q.kept!.slice(0, q.first).map((r, i) => ({
+    id: r.id,
+    score: score === 'position' ? i + 1 : q.sort === 'VOTES_DESC' ? r.votes : r.updated / 1000,
+  }));
 }
 
 /** Whether a score that moved is a change by itself: the sort's own key (not a position, not RELEVANCE's drift). */
