@@ -102,10 +102,11 @@ describe('read-write locks', () => {
     const readers = keysOf(t.config.keyPrefix).rwlock(name).readers;
     let reason: unknown;
     let seen: RwLease | undefined;
-    await rw.withLock({ name, mode: 'read', leaseMs: 300 }, async (signal, lease) => {
+    // A lease of 900 ms, extended every 300 ms: a loaded machine's pauses of a few hundred ms do not end it.
+    await rw.withLock({ name, mode: 'read', leaseMs: 900 }, async (signal, lease) => {
       seen = lease;
       // Outlives three leases: the extensions keep it.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await new Promise((resolve) => setTimeout(resolve, 3000));
       expect(signal.aborted).toBe(false);
       expect(await t.redis.zscore(readers, lease.token)).not.toBeNull();
       await t.redis.zrem(readers, lease.token); // as if it had ended while the holder paused
