@@ -562,13 +562,13 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
 
     /**
      * A search of `user` ends: gives its place back, deletes the merged copies of the results its begin `evicted`,
-     * and keeps the description of its new result (`resultId`, null for none); false when that result was evicted
-     * meanwhile (its description is not kept).
+     * and keeps the description of its new result `resultId` (`description` null: it made none); false when that
+     * result was evicted meanwhile (its description is not kept, and its merged copy is deleted).
      */
     async endSearch(a: {
       user: string;
       holder: string;
-      resultId: string | null;
+      resultId: string;
       description: ResultDescription | null;
       ttlSeconds: number;
       evicted: readonly string[];
@@ -576,8 +576,13 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       const u = keys.searcher(a.user);
       const kept = await endSearchScript(
         redis,
-        [u.searching, u.results, u.descriptions, ...a.evicted.map(u.merged)],
-        [a.holder, a.resultId ?? '', a.description ? JSON.stringify(a.description) : '', a.ttlSeconds * 1000],
+        [u.searching, u.results, u.descriptions, u.merged(a.resultId), ...a.evicted.map(u.merged)],
+        [
+          a.holder,
+          a.description ? a.resultId : '',
+          a.description ? JSON.stringify(a.description) : '',
+          a.ttlSeconds * 1000,
+        ],
       );
       return kept === 1;
     },
@@ -594,11 +599,6 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       for (let i = 0; i < a.entries.length; i += 1000)
         multi.rpush(merged, ...a.entries.slice(i, i + 1000).map(([id, score]) => `${score} ${id}`));
       await multi.expire(merged, a.ttlSeconds).exec();
-    },
-
-    /** Deletes the merged copy of a user's result. */
-    async deleteMerged(a: { user: string; resultId: string }): Promise<void> {
-      await redis.del(keys.searcher(a.user).merged(a.resultId));
     },
 
     /** Deletes a query's matches in one shard (those an evicted result made). */
