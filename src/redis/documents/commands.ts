@@ -486,18 +486,20 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           }),
         ],
         [
-          a.ttlSeconds,
-          a.resultMax,
-          a.top,
-          weights.updated ?? '',
-          weights.votes ?? '',
-          weights.titleScore ?? '',
-          typeof then === 'object' ? then.position : (then ?? ''),
-          typeof then === 'object' && then.descending ? 1 : 0,
-          a.bm25.avgLength,
-          a.bm25.k1,
-          a.bm25.b,
           JSON.stringify({
+            args: [
+              String(a.ttlSeconds),
+              String(a.resultMax),
+              String(a.top),
+              String(weights.updated ?? ''),
+              String(weights.votes ?? ''),
+              String(weights.titleScore ?? ''),
+              typeof then === 'object' ? then.position : (then ?? ''),
+              typeof then === 'object' && then.descending ? '1' : '0',
+              String(a.bm25.avgLength),
+              String(a.bm25.k1),
+              String(a.bm25.b),
+            ],
             sizes: a.groups.map((g) => g.words.length),
             idf: a.groups.map((g) => g.idf),
             drops: a.drop.length,
@@ -585,13 +587,13 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
 
     /**
      * A search of `user` ends: gives its place back, deletes the merged copies of the results its begin `evicted`,
-     * and keeps the description of its new result (`resultId`, null for none); false when that result was evicted
-     * meanwhile (its description is not kept).
+     * and keeps the description of its new result `resultId` (`description` null: it made none); false when that
+     * result was evicted meanwhile (its description is not kept, and its merged copy is deleted).
      */
     async endSearch(a: {
       user: string;
       holder: string;
-      resultId: string | null;
+      resultId: string;
       description: ResultDescription | null;
       ttlSeconds: number;
       evicted: readonly string[];
@@ -599,8 +601,13 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       const u = keys.searcher(a.user);
       const kept = await endSearchScript(
         redis,
-        [u.searching, u.results, u.descriptions, ...a.evicted.map(u.merged)],
-        [a.holder, a.resultId ?? '', a.description ? JSON.stringify(a.description) : '', a.ttlSeconds * 1000],
+        [u.searching, u.results, u.descriptions, u.merged(a.resultId), ...a.evicted.map(u.merged)],
+        [
+          a.holder,
+          a.description ? a.resultId : '',
+          a.description ? JSON.stringify(a.description) : '',
+          a.ttlSeconds * 1000,
+        ],
       );
       return kept === 1;
     },
@@ -617,11 +624,6 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       for (let i = 0; i < a.entries.length; i += 1000)
         multi.rpush(merged, ...a.entries.slice(i, i + 1000).map(([id, score]) => `${score} ${id}`));
       await multi.expire(merged, a.ttlSeconds).exec();
-    },
-
-    /** Deletes the merged copy of a user's result. */
-    async deleteMerged(a: { user: string; resultId: string }): Promise<void> {
-      await redis.del(keys.searcher(a.user).merged(a.resultId));
     },
 
     /** Deletes a query's matches in one shard (those an evicted result made). */

@@ -22,20 +22,22 @@
     before the script returns), then the postings of every group's words in order (packed.sizes[g] of group g),
     then the postings of the excluded words, then the matches (hits and total, packed.drops pairs) of results the
     user's new one evicted, deleted first
-  ARGV[1] ttl: the result's TTL, seconds
-  ARGV[2] resultMax: the most matches kept
-  ARGV[3] top: how many of the first matches are returned
-  ARGV[4] weightUpdated: the weight of updated (ms) in a match's score; '' when the score leaves it out
-  ARGV[5] weightVotes: the weight of votes; '' when the score leaves it out
-  ARGV[6] weightTitle: the weight of titleScores; '' when the score leaves it out
-  ARGV[7] rescore: 'bm25', 'title' or 'id' (what replaces the scores, as above); '' to keep them
-  ARGV[8] descending: '1' when the positions of 'title' or 'id' count from the end of their order, else '0'
-  ARGV[9] avgLength: bm25: the average document length over every shard
-  ARGV[10] k1: bm25: BM25's k1
-  ARGV[11] b: bm25: BM25's b
-  ARGV[12] packed: cjson {sizes = {...}, idf = {...}, drops = n}: per group of query words, its number of words
-    and its idf; how many evicted results' matches are deleted
-  ARGV[13] expected: the version `hits` and `total` are named by; when the shard is at another, nothing is done
+  ARGV[1] packed: cjson {args = {...}, sizes = {...}, idf = {...}, drops = n}, one argument for what is the same in
+    every shard (a command's arguments each cost the client): `args` holds, as strings, in order
+    1 ttl: the result's TTL, seconds
+    2 resultMax: the most matches kept
+    3 top: how many of the first matches are returned
+    4 weightUpdated: the weight of updated (ms) in a match's score; '' when the score leaves it out
+    5 weightVotes: the weight of votes; '' when the score leaves it out
+    6 weightTitle: the weight of titleScores; '' when the score leaves it out
+    7 rescore: 'bm25', 'title' or 'id' (what replaces the scores, as above); '' to keep them
+    8 descending: '1' when the positions of 'title' or 'id' count from the end of their order, else '0'
+    9 avgLength: bm25: the average document length over every shard
+    10 k1: bm25: BM25's k1
+    11 b: bm25: BM25's b
+    then per group of query words its number of words (sizes) and its idf; how many evicted results' matches are
+    deleted (drops)
+  ARGV[2] expected: the version `hits` and `total` are named by; when the shard is at another, nothing is done
     ('' to skip the check: the caller read the version with what else decides the matches, BM25's statistics)
 
   Returns {matches, {id, score, ...} of the first `top`, 1 when this search made them or 0 when it found them}, or
@@ -44,9 +46,10 @@
 --- @include lib/chunks
 local hits, total, updated, votes, titleScores, titles, lengths, scratch, version =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local ttl, resultMax, top = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local expected = ARGV[13]
-local packed = cjson.decode(ARGV[12])
+local packed = cjson.decode(ARGV[1])
+local given = packed.args
+local ttl, resultMax, top = tonumber(given[1]), tonumber(given[2]), tonumber(given[3])
+local expected = ARGV[2]
 local sizes, idf, drops = packed.sizes, packed.idf, packed.drops
 local dropsAt = #KEYS - 2 * drops + 1
 if drops > 0 then
@@ -66,9 +69,9 @@ if known and (known == 0 or redis.call('EXPIRE', hits, ttl) == 1) then
   return { known, firstOf(known), 0 }
 end
 
-local weightUpdated, weightVotes, weightTitle = ARGV[4], ARGV[5], ARGV[6]
-local rescore, descending = ARGV[7], ARGV[8] == '1'
-local avgLength, k1, b = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local weightUpdated, weightVotes, weightTitle = given[4], given[5], given[6]
+local rescore, descending = given[7], given[8] == '1'
+local avgLength, k1, b = tonumber(given[9]), tonumber(given[10]), tonumber(given[11])
 local groups = #sizes
 local setsAt = 10 -- a scratch key per group, then the postings
 local postingsAt = setsAt + groups

@@ -147,16 +147,16 @@ export class SearchService {
       const { resultId, evicted } = search;
       this.commands
         .endSearch({
-          ...search,
-          resultId: description && resultId,
+          user,
+          holder: search.holder,
+          resultId,
           description,
           ttlSeconds: this.ttl,
           evicted: evicted.map((e) => e.resultId),
         })
         .then((kept) => {
-          if (!description || kept) return;
-          this.commands.deleteMerged({ user, resultId }).catch(this.warn('end'));
-          this.dropMatches([{ resultId, description }]);
+          // evicted meanwhile: its merged copy is gone with the end, the matches it made go now
+          if (description && !kept) this.dropMatches([{ resultId, description }]);
         })
         .catch(this.warn('end'));
       if (!search.dropped) this.dropMatches(evicted);
