@@ -4,9 +4,11 @@
  * change log inside the script that makes it (src/redis/lib/live-search.lua); each process with live queries
  * follows the logs of every shard through its mailbox poller, finds the live queries an entry's words can affect
  * (a word index over the live queries it holds) and tells each subscriber how the top moved, as ENTERED, UPDATED and
- * LEFT with positions. A live query under a sort whose key the entry carries (every sort but RELEVANCE and RANKED,
- * no prefix term) keeps its top plus a reserve and moves them by the entry alone; it searches again only when the
- * reserve runs dry. The others search again (once per distinct live query and step, however many subscribe to it).
+ * LEFT with positions. A live query under a sort whose key the entry carries (every sort but RANKED, no prefix term)
+ * keeps its top plus a reserve and moves them by the entry alone; it searches again only when the reserve runs dry
+ * and, under RELEVANCE (whose idf and average length every write moves), at each reconciliation while writes happen:
+ * between them a written document is scored with the statistics of the last search. The others search again (once
+ * per distinct live query and step, however many subscribe to it).
  */
 import { randomBytes } from 'node:crypto';
 import { Repeater } from '@repeaterjs/repeater';
@@ -18,7 +20,7 @@ import { checkPage } from '../shared/paging.js';
 import type { Shards } from '../shared/shards.js';
 import type { DocumentService, DocumentSummary } from './documents.js';
 import { parseQuery, type ParsedQuery } from './query.js';
-import { SEARCH_PAGE, type SearchHit, type SearchService } from './search.js';
+import { BM25, SEARCH_PAGE, type SearchHit, type SearchService } from './search.js';
 import { DOCUMENT_SORTS, sortOf, type DocumentSort } from './sorts.js';
 
 /** searchChanged's sort when none is given. */
@@ -97,6 +99,15 @@ interface LiveQuery {
    */
   kept: Ranked[] | null;
   complete: boolean;
+  /** RELEVANCE: the words of each group, and BM25's statistics as of its last search (null before it). */
+  groups: string[][];
+  stats: Bm25Stats | null;
+}
+
+/** BM25's idf per group and the average document length, over every shard. */
+interface Bm25Stats {
+  idf: number[];
+  avgLength: number;
 }
 
 /** A document as a live query's order compares it: what the change log carries of it after its last change. */
@@ -105,6 +116,8 @@ interface Ranked {
   updated: number;
   votes: number;
   title: Buffer;
+  /** RELEVANCE's score (BM25). */
+  score: number;
 }
 type Order = (a: Ranked, b: Ranked) => number;
 
@@ -118,6 +131,7 @@ const ORDERS: Partial<Record<DocumentSort, Order>> = {
   TITLE_DESC: (a, b) => Buffer.compare(b.title, a.title) || byId(a, b),
   ID_ASC: byId,
   ID_DESC: (a, b) => byId(b, a),
+  RELEVANCE: (a, b) => b.score - a.score || byId(a, b),
 };
 /** The reserve a live query with an order keeps past its top: as many again, at least 10, within one search page. */
 const reserve = (first: number) => Math.min(Math.max(first, 10), SEARCH_PAGE.max - first);
@@ -166,12 +180,12 @@ export class LiveSearchService {
 
   /**
    * The top `first` results of `query` under `sort` as ENTERED, in order, then every move of that top as
-   * `viewer` sees it (documents with their content when `content`). `socket`: the WebSocket it runs on, which holds
+   * `viewer` sees it (documents read only when `document`, with their content when `content`). `socket`: the WebSocket it runs on, which holds
    * at most LIVE_QUERIES_PER_SOCKET (BUSY past it).
    */
   searchChanged(
     viewer: string,
-    input: { query: string; sort: DocumentSort; first: number; content: boolean },
+    input: { query: string; sort: DocumentSort; first: number; content: boolean; document: boolean },
     socket?: object,
   ): Repeater<SearchChange> {
     checkPage('first', input.first, SEARCH_PAGE.max);
@@ -211,13 +225,16 @@ export class LiveSearchService {
           const changes = changesOf(delivered, top, sub.touched, scoreMoves(q.sort));
           sub.touched = new Set();
           if (changes.length === 0) continue;
-          const shown = changes.filter((c) => c.kind !== 'LEFT').map((c) => c.id);
+          const shown = input.document ? changes.filter((c) => c.kind !== 'LEFT').map((c) => c.id) : [];
           const readKey = `${viewer}\n${input.content}\n${shown.join(' ')}`;
           let read = reads.get(readKey);
           if (!read) {
-            read = input.content
-              ? this.documents.documents(viewer, { ids: shown })
-              : this.documents.summaries(viewer, { ids: shown });
+            read =
+              shown.length === 0
+                ? Promise.resolve([])
+                : input.content
+                  ? this.documents.documents(viewer, { ids: shown })
+                  : this.documents.summaries(viewer, { ids: shown });
             reads.set(readKey, read);
           }
           let docs: (DocumentSummary | null)[];
@@ -260,8 +277,9 @@ export class LiveSearchService {
     let q = this.queries.get(key);
     if (!q) {
       const { query, parsed, sort, first } = input;
-      const drifts = sortOf(sort).then === 'bm25' || [...parsed.groups.flat(), ...parsed.exclude].some((t) => t.prefix);
-      const order = drifts ? null : (ORDERS[sort] ?? null);
+      const prefixed = [...parsed.groups.flat(), ...parsed.exclude].some((t) => t.prefix);
+      const order = prefixed ? null : (ORDERS[sort] ?? null);
+      const drifts = prefixed || sortOf(sort).then === 'bm25';
       q = {
         key,
         query,
@@ -276,6 +294,8 @@ export class LiveSearchService {
         order,
         kept: null,
         complete: false,
+        groups: parsed.groups.map((g) => [...new Set(g.map((t) => t.word))]),
+        stats: null,
       };
       this.queries.set(key, q);
       for (const term of parsed.groups.flat()) {
@@ -441,11 +461,18 @@ export class LiveSearchService {
     if (entry.kind === 'v' && q.sort !== 'VOTES_DESC') return true;
     if (at >= 0) kept.splice(at, 1);
     if (entry.kind !== 'd' && matches(q.parsed, new Set(entry.words))) {
+      let score = 0;
+      if (q.stats) {
+        // an entry without frequencies (written before they were logged): search again
+        if (!entry.frequencies || entry.length === undefined) return false;
+        score = bm25(q.groups, q.stats, entry);
+      }
       const r: Ranked = {
         id: entry.id,
         updated: entry.updated ?? 0,
         votes: entry.votes ?? 0,
         title: Buffer.from(entry.title ?? ''),
+        score,
       };
       const last = kept.at(-1);
       if (q.complete || (last && order(r, last) < 0)) {
@@ -491,13 +518,13 @@ export class LiveSearchService {
     q.touched = new Set();
     try {
       const first = q.order ? q.first + reserve(q.first) : q.first;
-      const found = await this.search.searchDocuments(this.evaluator, {
-        query: q.query,
-        sort: q.sort,
-        first,
-        offset: 0,
-      });
+      const relevance = q.order && sortOf(q.sort).then === 'bm25';
+      const [found, stats] = await Promise.all([
+        this.search.searchDocuments(this.evaluator, { query: q.query, sort: q.sort, first, offset: 0 }),
+        relevance ? this.bm25Stats(q.groups) : null,
+      ]);
       if (q.order) {
+        q.stats = stats;
         q.kept = await this.ranked(q.sort, found.hits);
         q.complete = found.hits.length < first;
         q.top = scoredTop(q);
@@ -536,8 +563,45 @@ export class LiveSearchService {
       updated: sort.startsWith('UPDATED') ? Math.round(h.score * 1000) : 0,
       votes: sort === 'VOTES_DESC' ? h.score : 0,
       title: Buffer.from(titles.get(h.id) ?? ''),
+      score: sort === 'RELEVANCE' ? h.score : 0,
     }));
   }
+
+  /** BM25's statistics of `groups` now, as searchDocuments reads them for RELEVANCE. */
+  private async bm25Stats(groups: string[][]): Promise<Bm25Stats> {
+    const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
+    const documents = parts.reduce((n, p) => n + p.documents, 0);
+    const lengthSum = parts.reduce((n, p) => n + p.lengthSum, 0);
+    return {
+      idf: groups.map((_g, i) =>
+        idfOf(
+          documents,
+          parts.reduce((n, p) => n + p.df[i]!, 0),
+        ),
+      ),
+      avgLength: documents > 0 ? lengthSum / documents : 1,
+    };
+  }
+}
+
+/** BM25's idf of a group found in `df` of `documents` documents. */
+const idfOf = (documents: number, df: number) => Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+
+/**
+ * The BM25 score of the document an index entry wrote, by `stats`, as searchDocuments.lua computes it (the same
+ * operations in the same order, so that an unchanged document scores the same): a group's term frequency is the sum
+ * of its words' weighted frequencies.
+ */
+function bm25(groups: string[][], stats: Bm25Stats, entry: LiveChange): number {
+  const frequency = new Map(entry.words.map((w, i) => [w, entry.frequencies![i]!]));
+  const { k1, b } = BM25;
+  const norm = k1 * (1 - b + (b * entry.length!) / stats.avgLength);
+  let score = 0;
+  groups.forEach((words, g) => {
+    const tf = words.reduce((n, w) => n + (frequency.get(w) ?? 0), 0);
+    score = score + stats.idf[g]! * ((tf * (k1 + 1)) / (tf + norm));
+  });
+  return score;
 }
 
 /** Whether a document with `words` matches `parsed` (no prefix term): a word of every group, none excluded. */
@@ -550,7 +614,14 @@ function scoredTop(q: LiveQuery): SearchHit[] {
   const { score } = sortOf(q.sort);
   return q.kept!.slice(0, q.first).map((r, i) => ({
     id: r.id,
-    score: score === 'position' ? i + 1 : q.sort === 'VOTES_DESC' ? r.votes : r.updated / 1000,
+    score:
+      score === 'position'
+        ? i + 1
+        : q.sort === 'VOTES_DESC'
+          ? r.votes
+          : q.sort === 'RELEVANCE'
+            ? r.score
+            : r.updated / 1000,
   }));
 }
 
