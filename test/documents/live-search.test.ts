@@ -16,6 +16,7 @@ import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/a
 import { twoProcesses } from './live-processes.js';
 import { record, type Recorder } from '../support/chats.js';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
+import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
 
 const CHANGED = `subscription($q: String!, $sort: DocumentSort, $first: Int) {
   searchChanged(query: $q, sort: $sort, first: $first) { kind documentId score position document { id title votes } }
@@ -428,6 +429,58 @@ describe('transports and clients', () => {
       subscription.unsubscribe();
       apollo.stop();
       await sse.cancel();
+      await ws.dispose();
+    }
+  });
+
+  it('delivers through urql (subscriptionExchange over graphql-ws), reading no document when none is selected', async () => {
+    const ws = wsClient(t.wsUrl, alice.token);
+    const urql = new UrqlClient({
+      url: t.url,
+      exchanges: [
+        fetchExchange,
+        subscriptionExchange({
+          forwardSubscription: (request) => ({
+            subscribe: (sink) => ({ unsubscribe: ws.subscribe({ ...request, query: request.query ?? '' }, sink) }),
+          }),
+        }),
+      ],
+    });
+    const documents = t.app.services.documents;
+    const summaries = documents.summaries.bind(documents);
+    let reads = 0;
+    documents.summaries = (viewer, input) => ((reads += 1), summaries(viewer, input));
+    const follow = (fields: string, until: (ids: string[]) => boolean) => {
+      const items: Change[] = [];
+      return new Promise<Change[]>((resolve, reject) => {
+        const subscription = urql
+          .subscription<{ searchChanged: Change }>(
+            `subscription($q: String!) { searchChanged(query: $q, first: 2) { ${fields} } }`,
+            { q: 'urqlword' },
+          )
+          .subscribe((r) => {
+            if (r.error) reject(r.error);
+            if (r.data) items.push(r.data.searchChanged);
+            if (until(apply(items))) {
+              subscription.unsubscribe();
+              resolve(items);
+            }
+          });
+      });
+    };
+    try {
+      await index(t, alice.token, 'urql-1', 'urqlword');
+      const bare = follow('kind documentId score position', (ids) => ids.join() === 'urql-2,urql-1');
+      await new Promise((r) => setTimeout(r, 200));
+      await index(t, alice.token, 'urql-2', 'urqlword urqlword');
+      const items = await bare;
+      expect(items.every((c) => !('document' in c))).toBe(true);
+      expect(reads).toBe(0);
+      const full = await follow('kind documentId score position document { id title }', (ids) => ids.length === 2);
+      expect(full.map((c) => c.document?.id)).toEqual(['urql-2', 'urql-1']);
+      expect(reads).toBeGreaterThan(0);
+    } finally {
+      documents.summaries = summaries;
       await ws.dispose();
     }
   });
