@@ -102,6 +102,11 @@ interface LiveQuery {
   /** RELEVANCE: the words of each group, and BM25's statistics as of its last search (null before it). */
   groups: string[][];
   stats: Bm25Stats | null;
+  /**
+   * With an order, while it is searched again: the entries that affected it since the search began, applied again
+   * to the search's answer (an entry is the document's state after it, so applying it twice is harmless).
+   */
+  inflight: LiveChange[] | null;
 }
 
 /** BM25's idf per group and the average document length, over every shard. */
@@ -165,6 +170,9 @@ export class LiveSearchService {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private scheduled = false;
+  /** The evaluator's searches running, and those waiting for one of its SEARCH_CONCURRENCY places. */
+  private searching = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(deps: LiveSearchDeps) {
     ({
@@ -296,6 +304,7 @@ export class LiveSearchService {
         complete: false,
         groups: parsed.groups.map((g) => [...new Set(g.map((t) => t.word))]),
         stats: null,
+        inflight: null,
       };
       this.queries.set(key, q);
       for (const term of parsed.groups.flat()) {
@@ -364,12 +373,36 @@ export class LiveSearchService {
     this.following = null;
   }
 
-  /** Writes happened since the last reconciliation: the live queries that drift are searched again. */
+  /**
+   * Writes happened since the last reconciliation: the live queries that drift are searched again. Those with an
+   * order are searched behind the steps' searches, without holding up the steps (their tops keep moving by the
+   * entries meanwhile); the others in the next step.
+   */
   private reconcile(): void {
     if (this.writesSinceReconcile === 0) return;
     this.writesSinceReconcile = 0;
-    for (const q of this.queries.values()) if (q.drifts) this.dirty.add(q);
+    for (const q of this.queries.values())
+      if (q.drifts && q.order && q.kept) {
+        if (!q.inflight) void this.queued(() => this.evaluate(q), false);
+      } else if (q.drifts) this.dirty.add(q);
     this.schedule();
+  }
+
+  /** Runs `job` in one of the evaluator's SEARCH_CONCURRENCY places, once one is free (`urgent`: before the others). */
+  private queued(job: () => Promise<void>, urgent: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const start = () => {
+        this.searching++;
+        void job().finally(() => {
+          this.searching--;
+          resolve();
+          this.waiting.shift()?.();
+        });
+      };
+      if (this.searching < this.options.concurrency) start();
+      else if (urgent) this.waiting.unshift(start);
+      else this.waiting.push(start);
+    });
   }
 
   private schedule(): void {
@@ -396,12 +429,8 @@ export class LiveSearchService {
       for (const q of changed) if (!this.dirty.has(q)) this.moveTop(q);
       const dirty = [...this.dirty];
       this.dirty.clear();
-      // SEARCH_CONCURRENCY searches at once, each taking the next as it ends.
-      const next = dirty.values();
-      const worker = async () => {
-        for (let q = next.next(); !q.done; q = next.next()) await this.evaluate(q.value);
-      };
-      await Promise.all(Array.from({ length: Math.min(this.options.concurrency, dirty.length) }, worker));
+      // SEARCH_CONCURRENCY searches at once, before any reconciliation's
+      await Promise.all(dirty.map((q) => this.queued(() => this.evaluate(q), true)));
     } catch (err) {
       this.log.warn({ err }, 'live search step failed; retrying');
       setTimeout(() => this.schedule(), RETRY_MS).unref();
@@ -423,11 +452,13 @@ export class LiveSearchService {
       });
       if (read.gap) for (const q of this.queries.values()) this.mark(q, null);
       for (const entry of read.entries) {
-        for (const q of this.affected(entry))
+        for (const q of this.affected(entry)) {
+          q.inflight?.push(entry);
           if (q.kept && !this.dirty.has(q) && this.apply(q, entry)) {
             changed.add(q);
             if (q.touched !== 'all') q.touched.add(entry.id);
           } else this.mark(q, entry.id);
+        }
         this.cursors[n] = entry.seq;
       }
       this.writesSinceReconcile += read.entries.length;
@@ -513,9 +544,11 @@ export class LiveSearchService {
 
   /** Searches `q` again and wakes its subscribers with the documents written since; on a failure, marks it again. */
   private async evaluate(q: LiveQuery): Promise<void> {
-    if (this.queries.get(q.key) !== q) return;
+    // one search of a live query at a time: the one running applies the entries that come meanwhile
+    if (this.queries.get(q.key) !== q || q.inflight) return;
     const touched = q.touched;
     q.touched = new Set();
+    if (q.order) q.inflight = [];
     try {
       const first = q.order ? q.first + reserve(q.first) : q.first;
       const relevance = q.order && sortOf(q.sort).then === 'bm25';
@@ -527,10 +560,17 @@ export class LiveSearchService {
         q.stats = stats;
         q.kept = await this.ranked(q.sort, found.hits);
         q.complete = found.hits.length < first;
+        const meanwhile = q.inflight ?? [];
+        q.inflight = null;
+        if (!meanwhile.every((entry) => this.apply(q, entry))) {
+          this.dirty.add(q); // the reserve ran dry meanwhile
+          this.schedule();
+        }
         q.top = scoredTop(q);
       } else q.top = found.hits;
       q.reads = new Map();
     } catch (err) {
+      q.inflight = null;
       // Searched again on the retry, with what it had to tell.
       if (touched === 'all') this.mark(q, null);
       else for (const id of touched) this.mark(q, id);
