@@ -2,8 +2,9 @@
  * searchChanged: the current top as ENTERED for every sort, then ENTERED, UPDATED and LEFT as documents are
  * indexed, voted for and deleted, so that a client applying the changes holds what searchDocuments answers; across
  * two gateway processes; from the current top again after a reconnect; RELEVANCE converging through writes that
- * miss the query's words; one search per step for identical RELEVANCE live queries and none under a sort the change
- * log carries; the top plus reserve moved by the log alone (refilled, run dry, votes, titles, ties by id); bounds.
+ * miss the query's words; at most a reconciliation's search for identical RELEVANCE live queries and none under a
+ * sort the change log carries; the top plus reserve moved by the log alone (refilled, run dry, RELEVANCE scored from
+ * the entry, votes, titles, ties by id); urql, with no document read when none is selected; bounds.
  */
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
