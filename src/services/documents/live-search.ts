@@ -580,6 +580,8 @@ export class LiveSearchService {
       return;
     }
     this.tell(q, touched);
+    // the documents written while it ran that a search of their own waited for (a reserve run dry) are told too
+    if (q.order && !this.dirty.has(q)) this.moveTop(q);
   }
 
   /** A search's hits as its sort compares them: the time or votes from their scores, titles read (title sorts). */
