@@ -213,7 +213,7 @@ describe('searchChanged', () => {
         ),
       );
       await index(t, alice.token, 'shared-1', 'shared');
-      await Promise.all(subs.map((s) => s.until((items) => items.length === 1)));
+      await Promise.all(subs.map((s) => s.until((items) => apply(items).join() === 'shared-1')));
       const before = { ...searches.bySort };
       await index(t, alice.token, 'unrelated', 'nothing in common');
       await index(t, alice.token, 'shared-0', 'shared');
