@@ -15,6 +15,8 @@ import { selectsAny } from './selection.js';
 /** A document's content is loaded only when the operation shows it: it may be most of the document's bytes. */
 const CONTENT = new Set(['content']);
 const reading = (info: GraphQLResolveInfo) => ({ content: selectsAny(info, CONTENT) });
+/** A live search's moves read their documents only when the operation selects them. */
+const DOCUMENT = new Set(['document']);
 
 export const document = (
   _root: unknown,
@@ -98,7 +100,8 @@ export const subscribeDocument = (
   ctx.services.liveDocuments.documentChanged(ctx.viewer.username, { id: args.id, ...reading(info) });
 
 /**
- * The top of a search, then its moves; documents' content read only when selected. Over WebSocket, the socket's
+ * The top of a search, then its moves; its documents read only when `document` is selected, their content only
+ * when it is. Over WebSocket, the socket's
  * receipt confirmer (one per socket) names the socket that LIVE_QUERIES_PER_SOCKET counts per.
  */
 export const subscribeSearch = (
@@ -107,7 +110,11 @@ export const subscribeSearch = (
   ctx: SignedIn,
   info: GraphQLResolveInfo,
 ): AsyncIterable<SearchChange> =>
-  ctx.services.liveSearch.searchChanged(ctx.viewer.username, { ...args, ...reading(info) }, ctx.confirmReceipt);
+  ctx.services.liveSearch.searchChanged(
+    ctx.viewer.username,
+    { ...args, ...reading(info), document: selectsAny(info, DOCUMENT) },
+    ctx.confirmReceipt,
+  );
 
 export const voteDocument = async (_root: unknown, args: { id: string }, ctx: SignedIn): Promise<Document> =>
   ctx.loaders.documents.prime(await ctx.services.documents.voteDocument(ctx.viewer.username, args));

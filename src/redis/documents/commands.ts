@@ -51,6 +51,9 @@ export interface LiveChange {
   votes?: number;
   /** Its lower-cased title: given by an index only (a vote leaves it as it was). */
   title?: string;
+  /** An index's weighted frequency of each of `words` (in their order) and the document's weighted length. */
+  frequencies?: number[];
+  length?: number;
 }
 
 /** One shard of the index: which shard a command runs in. */
@@ -289,6 +292,8 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           u?: number;
           n?: number;
           t?: string;
+          f?: string;
+          l?: string;
         };
         const split = (words: string) => words.split(' ').filter((w) => w !== '');
         return {
@@ -300,6 +305,8 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
           updated: e.u,
           votes: e.n,
           title: e.t,
+          frequencies: e.f === undefined ? undefined : split(e.f).map(Number),
+          length: e.l === undefined ? undefined : Number(e.l),
         };
       });
       const next = entries[0]?.seq ?? Number(seq ?? 0) + 1;

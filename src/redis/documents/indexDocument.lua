@@ -94,6 +94,8 @@ searchChanged(liveSeq, liveLog, liveBell, {
   k = 'i',
   id = id,
   w = table.concat(words, ' '),
+  f = table.concat(frequencies, ' '),
+  l = ARGV[9],
   b = table.concat(dropped, ' '),
   u = now,
   n = tonumber(redis.call('HGET', doc, 'votes')),

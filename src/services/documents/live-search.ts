@@ -4,9 +4,11 @@
  * change log inside the script that makes it (src/redis/lib/live-search.lua); each process with live queries
  * follows the logs of every shard through its mailbox poller, finds the live queries an entry's words can affect
  * (a word index over the live queries it holds) and tells each subscriber how the top moved, as ENTERED, UPDATED and
- * LEFT with positions. A live query under a sort whose key the entry carries (every sort but RELEVANCE and RANKED,
- * no prefix term) keeps its top plus a reserve and moves them by the entry alone; it searches again only when the
- * reserve runs dry. The others search again (once per distinct live query and step, however many subscribe to it).
+ * LEFT with positions. A live query under a sort whose key the entry carries (every sort but RANKED, no prefix term)
+ * keeps its top plus a reserve and moves them by the entry alone; it searches again only when the reserve runs dry
+ * and, under RELEVANCE (whose idf and average length every write moves), at each reconciliation while writes happen:
+ * between them a written document is scored with the statistics of the last search. The others search again (once
+ * per distinct live query and step, however many subscribe to it).
  */
 import { randomBytes } from 'node:crypto';
 import { Repeater } from '@repeaterjs/repeater';
@@ -18,7 +20,7 @@ import { checkPage } from '../shared/paging.js';
 import type { Shards } from '../shared/shards.js';
 import type { DocumentService, DocumentSummary } from './documents.js';
 import { parseQuery, type ParsedQuery } from './query.js';
-import { SEARCH_PAGE, type SearchHit, type SearchService } from './search.js';
+import { BM25, SEARCH_PAGE, type SearchHit, type SearchService } from './search.js';
 import { DOCUMENT_SORTS, sortOf, type DocumentSort } from './sorts.js';
 
 /** searchChanged's sort when none is given. */
@@ -97,6 +99,20 @@ interface LiveQuery {
    */
   kept: Ranked[] | null;
   complete: boolean;
+  /** RELEVANCE: the words of each group, and BM25's statistics as of its last search (null before it). */
+  groups: string[][];
+  stats: Bm25Stats | null;
+  /**
+   * With an order, while it is searched again: the entries that affected it since the search began, applied again
+   * to the search's answer (an entry is the document's state after it, so applying it twice is harmless).
+   */
+  inflight: LiveChange[] | null;
+}
+
+/** BM25's idf per group and the average document length, over every shard. */
+interface Bm25Stats {
+  idf: number[];
+  avgLength: number;
 }
 
 /** A document as a live query's order compares it: what the change log carries of it after its last change. */
@@ -105,6 +121,8 @@ interface Ranked {
   updated: number;
   votes: number;
   title: Buffer;
+  /** RELEVANCE's score (BM25). */
+  score: number;
 }
 type Order = (a: Ranked, b: Ranked) => number;
 
@@ -118,6 +136,7 @@ const ORDERS: Partial<Record<DocumentSort, Order>> = {
   TITLE_DESC: (a, b) => Buffer.compare(b.title, a.title) || byId(a, b),
   ID_ASC: byId,
   ID_DESC: (a, b) => byId(b, a),
+  RELEVANCE: (a, b) => b.score - a.score || byId(a, b),
 };
 /** The reserve a live query with an order keeps past its top: as many again, at least 10, within one search page. */
 const reserve = (first: number) => Math.min(Math.max(first, 10), SEARCH_PAGE.max - first);
@@ -151,6 +170,9 @@ export class LiveSearchService {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private scheduled = false;
+  /** The evaluator's searches running, and those waiting for one of its SEARCH_CONCURRENCY places. */
+  private searching = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(deps: LiveSearchDeps) {
     ({
@@ -166,12 +188,12 @@ export class LiveSearchService {
 
   /**
    * The top `first` results of `query` under `sort` as ENTERED, in order, then every move of that top as
-   * `viewer` sees it (documents with their content when `content`). `socket`: the WebSocket it runs on, which holds
+   * `viewer` sees it (documents read only when `document`, with their content when `content`). `socket`: the WebSocket it runs on, which holds
    * at most LIVE_QUERIES_PER_SOCKET (BUSY past it).
    */
   searchChanged(
     viewer: string,
-    input: { query: string; sort: DocumentSort; first: number; content: boolean },
+    input: { query: string; sort: DocumentSort; first: number; content: boolean; document: boolean },
     socket?: object,
   ): Repeater<SearchChange> {
     checkPage('first', input.first, SEARCH_PAGE.max);
@@ -211,13 +233,16 @@ export class LiveSearchService {
           const changes = changesOf(delivered, top, sub.touched, scoreMoves(q.sort));
           sub.touched = new Set();
           if (changes.length === 0) continue;
-          const shown = changes.filter((c) => c.kind !== 'LEFT').map((c) => c.id);
+          const shown = input.document ? changes.filter((c) => c.kind !== 'LEFT').map((c) => c.id) : [];
           const readKey = `${viewer}\n${input.content}\n${shown.join(' ')}`;
           let read = reads.get(readKey);
           if (!read) {
-            read = input.content
-              ? this.documents.documents(viewer, { ids: shown })
-              : this.documents.summaries(viewer, { ids: shown });
+            read =
+              shown.length === 0
+                ? Promise.resolve([])
+                : input.content
+                  ? this.documents.documents(viewer, { ids: shown })
+                  : this.documents.summaries(viewer, { ids: shown });
             reads.set(readKey, read);
           }
           let docs: (DocumentSummary | null)[];
@@ -260,8 +285,9 @@ export class LiveSearchService {
     let q = this.queries.get(key);
     if (!q) {
       const { query, parsed, sort, first } = input;
-      const drifts = sortOf(sort).then === 'bm25' || [...parsed.groups.flat(), ...parsed.exclude].some((t) => t.prefix);
-      const order = drifts ? null : (ORDERS[sort] ?? null);
+      const prefixed = [...parsed.groups.flat(), ...parsed.exclude].some((t) => t.prefix);
+      const order = prefixed ? null : (ORDERS[sort] ?? null);
+      const drifts = prefixed || sortOf(sort).then === 'bm25';
       q = {
         key,
         query,
@@ -276,6 +302,9 @@ export class LiveSearchService {
         order,
         kept: null,
         complete: false,
+        groups: parsed.groups.map((g) => [...new Set(g.map((t) => t.word))]),
+        stats: null,
+        inflight: null,
       };
       this.queries.set(key, q);
       for (const term of parsed.groups.flat()) {
@@ -344,12 +373,36 @@ export class LiveSearchService {
     this.following = null;
   }
 
-  /** Writes happened since the last reconciliation: the live queries that drift are searched again. */
+  /**
+   * Writes happened since the last reconciliation: the live queries that drift are searched again. Those with an
+   * order are searched behind the steps' searches, without holding up the steps (their tops keep moving by the
+   * entries meanwhile); the others in the next step.
+   */
   private reconcile(): void {
     if (this.writesSinceReconcile === 0) return;
     this.writesSinceReconcile = 0;
-    for (const q of this.queries.values()) if (q.drifts) this.dirty.add(q);
+    for (const q of this.queries.values())
+      if (q.drifts && q.order && q.kept) {
+        if (!q.inflight) void this.queued(() => this.evaluate(q), false);
+      } else if (q.drifts) this.dirty.add(q);
     this.schedule();
+  }
+
+  /** Runs `job` in one of the evaluator's SEARCH_CONCURRENCY places, once one is free (`urgent`: before the others). */
+  private queued(job: () => Promise<void>, urgent: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const start = () => {
+        this.searching++;
+        void job().finally(() => {
+          this.searching--;
+          resolve();
+          this.waiting.shift()?.();
+        });
+      };
+      if (this.searching < this.options.concurrency) start();
+      else if (urgent) this.waiting.unshift(start);
+      else this.waiting.push(start);
+    });
   }
 
   private schedule(): void {
@@ -376,12 +429,8 @@ export class LiveSearchService {
       for (const q of changed) if (!this.dirty.has(q)) this.moveTop(q);
       const dirty = [...this.dirty];
       this.dirty.clear();
-      // SEARCH_CONCURRENCY searches at once, each taking the next as it ends.
-      const next = dirty.values();
-      const worker = async () => {
-        for (let q = next.next(); !q.done; q = next.next()) await this.evaluate(q.value);
-      };
-      await Promise.all(Array.from({ length: Math.min(this.options.concurrency, dirty.length) }, worker));
+      // SEARCH_CONCURRENCY searches at once, before any reconciliation's
+      await Promise.all(dirty.map((q) => this.queued(() => this.evaluate(q), true)));
     } catch (err) {
       this.log.warn({ err }, 'live search step failed; retrying');
       setTimeout(() => this.schedule(), RETRY_MS).unref();
@@ -403,11 +452,13 @@ export class LiveSearchService {
       });
       if (read.gap) for (const q of this.queries.values()) this.mark(q, null);
       for (const entry of read.entries) {
-        for (const q of this.affected(entry))
+        for (const q of this.affected(entry)) {
+          q.inflight?.push(entry);
           if (q.kept && !this.dirty.has(q) && this.apply(q, entry)) {
             changed.add(q);
             if (q.touched !== 'all') q.touched.add(entry.id);
           } else this.mark(q, entry.id);
+        }
         this.cursors[n] = entry.seq;
       }
       this.writesSinceReconcile += read.entries.length;
@@ -441,11 +492,18 @@ export class LiveSearchService {
     if (entry.kind === 'v' && q.sort !== 'VOTES_DESC') return true;
     if (at >= 0) kept.splice(at, 1);
     if (entry.kind !== 'd' && matches(q.parsed, new Set(entry.words))) {
+      let score = 0;
+      if (q.stats) {
+        // an entry without frequencies (written before they were logged): search again
+        if (!entry.frequencies || entry.length === undefined) return false;
+        score = bm25(q.groups, q.stats, entry);
+      }
       const r: Ranked = {
         id: entry.id,
         updated: entry.updated ?? 0,
         votes: entry.votes ?? 0,
         title: Buffer.from(entry.title ?? ''),
+        score,
       };
       const last = kept.at(-1);
       if (q.complete || (last && order(r, last) < 0)) {
@@ -486,24 +544,33 @@ export class LiveSearchService {
 
   /** Searches `q` again and wakes its subscribers with the documents written since; on a failure, marks it again. */
   private async evaluate(q: LiveQuery): Promise<void> {
-    if (this.queries.get(q.key) !== q) return;
+    // one search of a live query at a time: the one running applies the entries that come meanwhile
+    if (this.queries.get(q.key) !== q || q.inflight) return;
     const touched = q.touched;
     q.touched = new Set();
+    if (q.order) q.inflight = [];
     try {
       const first = q.order ? q.first + reserve(q.first) : q.first;
-      const found = await this.search.searchDocuments(this.evaluator, {
-        query: q.query,
-        sort: q.sort,
-        first,
-        offset: 0,
-      });
+      const relevance = q.order && sortOf(q.sort).then === 'bm25';
+      const [found, stats] = await Promise.all([
+        this.search.searchDocuments(this.evaluator, { query: q.query, sort: q.sort, first, offset: 0 }),
+        relevance ? this.bm25Stats(q.groups) : null,
+      ]);
       if (q.order) {
+        q.stats = stats;
         q.kept = await this.ranked(q.sort, found.hits);
         q.complete = found.hits.length < first;
+        const meanwhile = q.inflight ?? [];
+        q.inflight = null;
+        if (!meanwhile.every((entry) => this.apply(q, entry))) {
+          this.dirty.add(q); // the reserve ran dry meanwhile
+          this.schedule();
+        }
         q.top = scoredTop(q);
       } else q.top = found.hits;
       q.reads = new Map();
     } catch (err) {
+      q.inflight = null;
       // Searched again on the retry, with what it had to tell.
       if (touched === 'all') this.mark(q, null);
       else for (const id of touched) this.mark(q, id);
@@ -513,6 +580,8 @@ export class LiveSearchService {
       return;
     }
     this.tell(q, touched);
+    // the documents written while it ran that a search of their own waited for (a reserve run dry) are told too
+    if (q.order && !this.dirty.has(q)) this.moveTop(q);
   }
 
   /** A search's hits as its sort compares them: the time or votes from their scores, titles read (title sorts). */
@@ -536,8 +605,45 @@ export class LiveSearchService {
       updated: sort.startsWith('UPDATED') ? Math.round(h.score * 1000) : 0,
       votes: sort === 'VOTES_DESC' ? h.score : 0,
       title: Buffer.from(titles.get(h.id) ?? ''),
+      score: sort === 'RELEVANCE' ? h.score : 0,
     }));
   }
+
+  /** BM25's statistics of `groups` now, as searchDocuments reads them for RELEVANCE. */
+  private async bm25Stats(groups: string[][]): Promise<Bm25Stats> {
+    const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
+    const documents = parts.reduce((n, p) => n + p.documents, 0);
+    const lengthSum = parts.reduce((n, p) => n + p.lengthSum, 0);
+    return {
+      idf: groups.map((_g, i) =>
+        idfOf(
+          documents,
+          parts.reduce((n, p) => n + p.df[i]!, 0),
+        ),
+      ),
+      avgLength: documents > 0 ? lengthSum / documents : 1,
+    };
+  }
+}
+
+/** BM25's idf of a group found in `df` of `documents` documents. */
+const idfOf = (documents: number, df: number) => Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+
+/**
+ * The BM25 score of the document an index entry wrote, by `stats`, as searchDocuments.lua computes it (the same
+ * operations in the same order, so that an unchanged document scores the same): a group's term frequency is the sum
+ * of its words' weighted frequencies.
+ */
+function bm25(groups: string[][], stats: Bm25Stats, entry: LiveChange): number {
+  const frequency = new Map(entry.words.map((w, i) => [w, entry.frequencies![i]!]));
+  const { k1, b } = BM25;
+  const norm = k1 * (1 - b + (b * entry.length!) / stats.avgLength);
+  let score = 0;
+  groups.forEach((words, g) => {
+    const tf = words.reduce((n, w) => n + (frequency.get(w) ?? 0), 0);
+    score = score + stats.idf[g]! * ((tf * (k1 + 1)) / (tf + norm));
+  });
+  return score;
 }
 
 /** Whether a document with `words` matches `parsed` (no prefix term): a word of every group, none excluded. */
@@ -550,7 +656,14 @@ function scoredTop(q: LiveQuery): SearchHit[] {
   const { score } = sortOf(q.sort);
   return q.kept!.slice(0, q.first).map((r, i) => ({
     id: r.id,
-    score: score === 'position' ? i + 1 : q.sort === 'VOTES_DESC' ? r.votes : r.updated / 1000,
+    score:
+      score === 'position'
+        ? i + 1
+        : q.sort === 'VOTES_DESC'
+          ? r.votes
+          : q.sort === 'RELEVANCE'
+            ? r.score
+            : r.updated / 1000,
   }));
 }
 
