@@ -20,7 +20,7 @@ import { checkPage } from '../shared/paging.js';
 import type { Shards } from '../shared/shards.js';
 import type { DocumentService, DocumentSummary } from './documents.js';
 import { parseQuery, type ParsedQuery } from './query.js';
-import { BM25, SEARCH_PAGE, type SearchHit, type SearchService } from './search.js';
+import { BM25, SEARCH_PAGE, type Bm25Stats, type SearchHit, type SearchService } from './search.js';
 import { DOCUMENT_SORTS, sortOf, type DocumentSort } from './sorts.js';
 
 /** searchChanged's sort when none is given. */
@@ -107,12 +107,6 @@ interface LiveQuery {
    * to the search's answer (an entry is the document's state after it, so applying it twice is harmless).
    */
   inflight: LiveChange[] | null;
-}
-
-/** BM25's idf per group and the average document length, over every shard. */
-interface Bm25Stats {
-  idf: number[];
-  avgLength: number;
 }
 
 /** A document as a live query's order compares it: what the change log carries of it after its last change. */
@@ -554,7 +548,7 @@ export class LiveSearchService {
       const relevance = q.order && sortOf(q.sort).then === 'bm25';
       const [found, stats] = await Promise.all([
         this.search.searchDocuments(this.evaluator, { query: q.query, sort: q.sort, first, offset: 0 }),
-        relevance ? this.bm25Stats(q.groups) : null,
+        relevance ? this.search.bm25Stats(q.groups) : null,
       ]);
       if (q.order) {
         q.stats = stats;
@@ -608,26 +602,7 @@ export class LiveSearchService {
       score: sort === 'RELEVANCE' ? h.score : 0,
     }));
   }
-
-  /** BM25's statistics of `groups` now, as searchDocuments reads them for RELEVANCE. */
-  private async bm25Stats(groups: string[][]): Promise<Bm25Stats> {
-    const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
-    const documents = parts.reduce((n, p) => n + p.documents, 0);
-    const lengthSum = parts.reduce((n, p) => n + p.lengthSum, 0);
-    return {
-      idf: groups.map((_g, i) =>
-        idfOf(
-          documents,
-          parts.reduce((n, p) => n + p.df[i]!, 0),
-        ),
-      ),
-      avgLength: documents > 0 ? lengthSum / documents : 1,
-    };
-  }
 }
-
-/** BM25's idf of a group found in `df` of `documents` documents. */
-const idfOf = (documents: number, df: number) => Math.log(1 + (documents - df + 0.5) / (df + 0.5));
 
 /**
  * The BM25 score of the document an index entry wrote, by `stats`, as searchDocuments.lua computes it (the same

@@ -60,6 +60,11 @@ export const DEEP_FROM = 100;
 export const PREFIX_SCAN = 10_000;
 /** RELEVANCE's BM25 parameters. */
 export const BM25 = { k1: 1.2, b: 0.75 } as const;
+/** BM25's idf per group and the average document length, over every shard. */
+export interface Bm25Stats {
+  idf: number[];
+  avgLength: number;
+}
 /** A search holds its semaphore place at most this long (a process that died frees it then). */
 const HOLD_MS = 30_000;
 const RESULT_ID = /^[A-Za-z0-9_-]{22}$/;
@@ -195,7 +200,7 @@ export class SearchService {
     const matchable = groups.every((g) => g.length > 0);
     if (!bm25 || !matchable)
       return { ...plan, matchable, ...NO_STATS, versions: this.shards.all.map((_s, i) => this.versions[i] ?? '0') };
-    return { ...plan, matchable, checked: false, ...(await this.stats(groups)) };
+    return { ...plan, matchable, checked: false, ...(await this.bm25Stats(groups)) };
   }
 
   /** Runs a planned query in every shard; the new result's page and its description. */
@@ -398,7 +403,7 @@ export class SearchService {
   }
 
   /** BM25's idf per group and the average document length, over every shard; and each shard's version. */
-  private async stats(groups: string[][]): Promise<{ idf: number[]; avgLength: number; versions: string[] }> {
+  async bm25Stats(groups: string[][]): Promise<Bm25Stats & { versions: string[] }> {
     const parts = await Promise.all(this.shards.all.map((shard) => this.commands.searchStats({ shard, groups })));
     const documents = sum(parts.map((p) => p.documents));
     const lengthSum = sum(parts.map((p) => p.lengthSum));
