@@ -321,10 +321,11 @@ describe('semaphores', () => {
   it('keeps a refreshed holder in', async () => {
     const sem = t.app.services.semaphores;
     const name = uniqueName('refresh');
-    const holder = (await sem.acquire({ name, limit: 1, timeoutMs: 400 }))!;
+    // Refreshed every 400 ms for 1.6 s, past its first 1 s: a 600 ms margin for each refresh on a loaded machine.
+    const holder = (await sem.acquire({ name, limit: 1, timeoutMs: 1000 }))!;
     for (let i = 0; i < 4; i++) {
-      await sleep(200);
-      expect(await sem.refresh({ name, holder: holder, timeoutMs: 400 })).toBe(true);
+      await sleep(400);
+      expect(await sem.refresh({ name, holder: holder, timeoutMs: 1000 })).toBe(true);
     }
     expect(await sem.acquire({ name, limit: 1, timeoutMs: 400 })).toBeNull();
     expect(await sem.release({ name, holder: holder })).toBe(true);

@@ -170,6 +170,23 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
       ([taken, heldForMs]): Take | Promise<Take> =>
         taken === 1 ? keepTake(owner, a.token) : { heldForMs: heldForMs! },
     );
+  /**
+   * A reentrant lock's answer, kept: a take (depth 1) once the replicas confirmed it, else given back
+   * (`unconfirmed`); a re-entry or a refusal as it is. Without replicas to wait for, at once (no promise).
+   */
+  type Entered = ReentrantEntry | ReentrantBusy | 'unconfirmed';
+  const keepEntry = (lock: string, entry: ReentrantEntry | ReentrantBusy): Entered | Promise<Entered> =>
+    !('token' in entry) || entry.depth > 1 || replicated.replicas === 0 ? entry : confirmEntry(lock, entry);
+  const confirmEntry = async (lock: string, entry: ReentrantEntry) => {
+    if (await replicated(lock)) return entry;
+    await releaseReentrantScript(redis, [lock], [entry.token]);
+    return 'unconfirmed' as const;
+  };
+  /** acquireReentrant.lua's take or re-entry of reentrant lock `lock` (see acquireReentrant). */
+  const enterReentrant = (lock: string, a: ReentrantTry): Promise<Entered> =>
+    acquireReentrantScript(redis, [lock], [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0]).then(
+      (reply): Entered | Promise<Entered> => keepEntry(lock, reentrantEntered(reply, a.owner)),
+    );
   return {
     /** What waiters of lock `name` watch: its owner key, and the doorbell its releases ring. */
     lockHead(a: { name: string }): Head {
@@ -328,22 +345,17 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
      * free lock is taken at depth 1 with fencing token 0, drawn on demand by fenceReentrant); a lock it finds held,
      * and every other try, go through acquireReentrant.lua.
      */
-    async acquireReentrant(a: ReentrantTry): Promise<ReentrantEntry | ReentrantBusy | 'unconfirmed'> {
+    acquireReentrant(a: ReentrantTry): Promise<Entered> {
+      // Not async (as acquireLock): the uncontended take is every holder's first step.
       const lock = k.reentrantLock(a.name);
-      let taken: ReentrantEntry | ReentrantBusy | undefined;
-      if (
-        a.first &&
-        !a.others &&
-        (await redis.set(lock, reentrantValue(a.owner, a.token, 1, '0'), 'PX', a.leaseMs, 'NX')) === 'OK'
-      )
-        taken = { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs };
-      taken ??= reentrantEntered(
-        await acquireReentrantScript(redis, [lock], [a.owner, a.token, a.leaseMs, a.waits ? 1 : 0, a.others ? 1 : 0]),
-        a.owner,
-      );
-      if (!('token' in taken) || taken.depth > 1 || replicated.replicas === 0 || (await replicated(lock))) return taken;
-      await releaseReentrantScript(redis, [lock], [taken.token]);
-      return 'unconfirmed';
+      if (!a.first || a.others) return enterReentrant(lock, a);
+      return redis
+        .set(lock, reentrantValue(a.owner, a.token, 1, '0'), 'PX', a.leaseMs, 'NX')
+        .then((ok): Entered | Promise<Entered> =>
+          ok === 'OK'
+            ? keepEntry(lock, { owner: a.owner, token: a.token, depth: 1, leftMs: a.leaseMs })
+            : enterReentrant(lock, a),
+        );
     },
 
     /**

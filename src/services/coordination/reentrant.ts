@@ -95,29 +95,40 @@ export class ReentrantTaker<A extends object = object, R = never, H extends Reen
    * Takes the lock for `owner`, or enters it once more when `owner` holds it, waiting up to `waitMs` for another
    * owner to leave it: the lease, or who holds it when the wait ran out (or the store's own refusal).
    */
-  async acquire(options: ReentrantOptions & A): Promise<(H & { readonly name: string }) | ReentrantBusy | R> {
-    const { name, owner, leaseMs, waitMs = 0, ...rest } = options;
+  acquire(options: ReentrantOptions & A): Promise<Taken<H, R>> {
+    const { name, owner, leaseMs, waitMs = 0 } = options;
     checkName('lock owner', owner);
     const { token, deadline } = beginAcquire({ name, leaseMs, waitMs });
-    // One try object for the acquire, its `others` and `first` set for each try (a try is over before the next).
-    const attempt = {
-      ...(rest as unknown as A),
-      name,
-      owner,
-      token,
-      leaseMs,
-      waits: waitMs > 0,
-      others: false,
-      first: true,
-    };
-    for (; ; attempt.first = false) {
-      const entry = this.waits.get(name);
-      const rings = entry?.rings;
-      const sentAt = performance.now();
-      attempt.others = (entry?.queue.length ?? 0) > 0;
-      const result = await this.takes.acquire(attempt);
+    // One try object for the acquire (the options with the try's fields; a try is over before the next), and the
+    // first try without the retries' async frame: most acquires end with it.
+    const attempt: A & ReentrantTry = { ...options, token, waits: waitMs > 0, others: false, first: true };
+    return this.step(attempt, deadline, false) as Promise<Taken<H, R>>;
+  }
+
+  /** The tries after the first, each after the wait the one before it ended with. */
+  private async retry(attempt: A & ReentrantTry, deadline: number) {
+    attempt.first = false;
+    for (;;) {
+      const result = await this.step(attempt, deadline, true);
+      if (result !== AGAIN) return result;
+    }
+  }
+
+  /**
+   * One try: the acquire's answer, or, once it waited for the holder (or the replicas did not confirm it), the
+   * retries' (the first try) or AGAIN (a retry: the retries go on).
+   */
+  private step(attempt: A & ReentrantTry, deadline: number, retrying: boolean): Promise<Taken<H, R> | typeof AGAIN> {
+    const { name } = attempt;
+    const entry = this.waits.get(name);
+    const rings = entry?.rings;
+    const sentAt = performance.now();
+    attempt.others = (entry?.queue.length ?? 0) > 0;
+    const again = (): Taken<H, R> | typeof AGAIN | Promise<Taken<H, R>> =>
+      retrying ? AGAIN : this.retry(attempt, deadline);
+    return this.takes.acquire(attempt).then((result) => {
       if (result === 'unconfirmed') {
-        if (performance.now() < deadline) continue; // given back; the attempt took the replicas' whole timeout
+        if (performance.now() < deadline) return again(); // given back; it took the replicas' timeout
         throw new AppError('BUSY', `lock "${name}": the replicas did not confirm it in time; try again later`);
       }
       if (!isBusy(result)) {
@@ -130,13 +141,17 @@ export class ReentrantTaker<A extends object = object, R = never, H extends Reen
       }
       const left = deadline - performance.now();
       if (left <= 0) return result;
-      await this.waits.wait(
-        { name, rings, ms: Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS) },
-        {},
-      );
-    }
+      const ms = Math.min(left, result.heldForMs + Math.random() * EXPIRY_JITTER_MS);
+      return this.waits.wait({ name, rings, ms }, {}).then(again);
+    });
   }
 }
+
+/** What a retry that waited answers: the acquire tries again. */
+const AGAIN = Symbol('again');
+
+/** What an acquire of a ReentrantTaker answers. */
+type Taken<H, R> = (H & { readonly name: string }) | ReentrantBusy | R;
 
 /**
  * A re-entry in the process that holds the lock is counted here, without Redis, while the lease as this process
