@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { record, type Recorder } from '../support/chats.js';
 import type { TestApp } from '../support/app.js';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
-import { twoProcesses } from './live-processes.js';
+import { apply, twoProcesses } from './live-processes.js';
 
 const OPERATIONS = 2000;
 const LIVE_QUERIES = 50;
@@ -28,16 +28,6 @@ interface Change {
   kind: 'ENTERED' | 'UPDATED' | 'LEFT';
   documentId: string;
   position: number | null;
-}
-
-function apply(changes: readonly Change[]): string[] {
-  const list: string[] = [];
-  for (const c of changes) {
-    const at = list.indexOf(c.documentId);
-    if (at >= 0) list.splice(at, 1);
-    if (c.kind !== 'LEFT') list.splice(c.position!, 0, c.documentId);
-  }
-  return list;
 }
 
 let seed = 29;

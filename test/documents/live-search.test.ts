@@ -6,18 +6,15 @@
  * sort the change log carries; the top plus reserve moved by the log alone (refilled, run dry, RELEVANCE scored from
  * the entry, votes, titles, ties by id); urql, with no document read when none is selected; bounds.
  */
-import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
-import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
-import { getMainDefinition } from '@apollo/client/utilities';
-import { Kind, OperationTypeNode } from 'graphql';
+import { gql } from '@apollo/client';
 import { crc32 } from 'node:zlib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
-import { twoProcesses } from './live-processes.js';
+import { apply, twoProcesses } from './live-processes.js';
 import { record, type Recorder } from '../support/chats.js';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
-import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
+import { apolloClient, urqlClient } from '../support/frameworks.js';
 
 const CHANGED = `subscription($q: String!, $sort: DocumentSort, $first: Int) {
   searchChanged(query: $q, sort: $sort, first: $first) { kind documentId score position document { id title votes } }
@@ -35,17 +32,6 @@ interface Change {
   score: number;
   position: number | null;
   document: { id: string; title: string; votes: number } | null;
-}
-
-/** What a client holds after applying `changes` in order: LEFT removes; ENTERED and UPDATED move to `position`. */
-function apply(changes: readonly Change[]): string[] {
-  const list: string[] = [];
-  for (const c of changes) {
-    const at = list.indexOf(c.documentId);
-    if (at >= 0) list.splice(at, 1);
-    if (c.kind !== 'LEFT') list.splice(c.position!, 0, c.documentId);
-  }
-  return list;
 }
 
 const code = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
@@ -399,15 +385,7 @@ describe('transports and clients', () => {
     await index(t, alice.token, 'via-1', 'viaword');
     const sse = await sseSubscribe(t.url, CHANGED, { q: 'viaword', sort: 'ID_ASC', first: 2 }, alice.token);
     const ws = wsClient(t.wsUrl, alice.token);
-    const link = ApolloLink.split(
-      ({ query }) => {
-        const definition = getMainDefinition(query);
-        return definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.SUBSCRIPTION;
-      },
-      new GraphQLWsLink(ws),
-      new HttpLink({ uri: t.url, headers: { authorization: `Bearer ${alice.token}` } }),
-    );
-    const apollo = new ApolloClient({ link, cache: new InMemoryCache() });
+    const apollo = apolloClient(t.url, ws, alice.token);
     const viaApollo: Change[] = [];
     const subscription = apollo
       .subscribe<{ searchChanged: Change }>({
@@ -436,17 +414,7 @@ describe('transports and clients', () => {
 
   it('delivers through urql (subscriptionExchange over graphql-ws), reading no document when none is selected', async () => {
     const ws = wsClient(t.wsUrl, alice.token);
-    const urql = new UrqlClient({
-      url: t.url,
-      exchanges: [
-        fetchExchange,
-        subscriptionExchange({
-          forwardSubscription: (request) => ({
-            subscribe: (sink) => ({ unsubscribe: ws.subscribe({ ...request, query: request.query ?? '' }, sink) }),
-          }),
-        }),
-      ],
-    });
+    const urql = urqlClient(t.url, ws);
     const documents = t.app.services.documents;
     const summaries = documents.summaries.bind(documents);
     let reads = 0;

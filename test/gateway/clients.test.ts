@@ -1,12 +1,9 @@
 /** The clients users use: Apollo Client, urql, and graphql-ws's createClient with retries. */
-import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
-import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
-import { getMainDefinition } from '@apollo/client/utilities';
-import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
-import { Kind, OperationTypeNode } from 'graphql';
+import { gql } from '@apollo/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniquePrefix, wsClient, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, ids, range, record, send, sendMany } from '../support/chats.js';
+import { apolloClient, urqlClient } from '../support/frameworks.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -20,15 +17,7 @@ describe('Apollo Client', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hello apollo');
     const ws = wsClient(t.wsUrl, bob.token);
-    const link = ApolloLink.split(
-      ({ query }) => {
-        const definition = getMainDefinition(query);
-        return definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.SUBSCRIPTION;
-      },
-      new GraphQLWsLink(ws),
-      new HttpLink({ uri: t.url, headers: { authorization: `Bearer ${bob.token}` } }),
-    );
-    const apollo = new ApolloClient({ link, cache: new InMemoryCache() });
+    const apollo = apolloClient(t.url, ws, bob.token);
     try {
       const texts: string[] = [];
       const done = new Promise<void>((resolve, reject) => {
@@ -65,17 +54,7 @@ describe('urql', () => {
     const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [bob.username], 'hello urql');
     const ws = wsClient(t.wsUrl, bob.token);
-    const urql = new UrqlClient({
-      url: t.url,
-      exchanges: [
-        fetchExchange,
-        subscriptionExchange({
-          forwardSubscription: (request) => ({
-            subscribe: (sink) => ({ unsubscribe: ws.subscribe({ ...request, query: request.query ?? '' }, sink) }),
-          }),
-        }),
-      ],
-    });
+    const urql = urqlClient(t.url, ws);
     try {
       const texts: string[] = [];
       await new Promise<void>((resolve, reject) => {
