@@ -20,7 +20,7 @@ import { checkPage } from '../shared/paging.js';
 import type { Shards } from '../shared/shards.js';
 import type { DocumentService, DocumentSummary } from './documents.js';
 import { parseQuery, type ParsedQuery } from './query.js';
-import { BM25, SEARCH_PAGE, type Bm25Stats, type SearchHit, type SearchService } from './search.js';
+import { BM25, SEARCH_PAGE, byId, type Bm25Stats, type SearchHit, type SearchService } from './search.js';
 import { DOCUMENT_SORTS, sortOf, type DocumentSort } from './sorts.js';
 
 /** searchChanged's sort when none is given. */
@@ -120,17 +120,17 @@ interface Ranked {
 }
 type Order = (a: Ranked, b: Ranked) => number;
 
-const byId = (a: Ranked, b: Ranked) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byRankedId = (a: Ranked, b: Ranked) => byId(a.id, b.id);
 /** The sorts a live query follows from the change log alone, as searchDocuments orders them (ties by id). */
 const ORDERS: Partial<Record<DocumentSort, Order>> = {
-  UPDATED_DESC: (a, b) => b.updated - a.updated || byId(a, b),
-  UPDATED_ASC: (a, b) => a.updated - b.updated || byId(a, b),
-  VOTES_DESC: (a, b) => b.votes - a.votes || byId(a, b),
-  TITLE_ASC: (a, b) => Buffer.compare(a.title, b.title) || byId(a, b),
-  TITLE_DESC: (a, b) => Buffer.compare(b.title, a.title) || byId(a, b),
-  ID_ASC: byId,
-  ID_DESC: (a, b) => byId(b, a),
-  RELEVANCE: (a, b) => b.score - a.score || byId(a, b),
+  UPDATED_DESC: (a, b) => b.updated - a.updated || byRankedId(a, b),
+  UPDATED_ASC: (a, b) => a.updated - b.updated || byRankedId(a, b),
+  VOTES_DESC: (a, b) => b.votes - a.votes || byRankedId(a, b),
+  TITLE_ASC: (a, b) => Buffer.compare(a.title, b.title) || byRankedId(a, b),
+  TITLE_DESC: (a, b) => Buffer.compare(b.title, a.title) || byRankedId(a, b),
+  ID_ASC: byRankedId,
+  ID_DESC: (a, b) => byRankedId(b, a),
+  RELEVANCE: (a, b) => b.score - a.score || byRankedId(a, b),
 };
 /** The reserve a live query with an order keeps past its top: as many again, at least 10, within one search page. */
 const reserve = (first: number) => Math.min(Math.max(first, 10), SEARCH_PAGE.max - first);
@@ -250,13 +250,13 @@ export class LiveSearchService {
             await Promise.race([stop, new Promise((r) => setTimeout(r, RETRY_MS).unref())]);
             continue;
           }
-          const byId = new Map(shown.map((id, i) => [id, docs[i] ?? null]));
+          const documentOf = new Map(shown.map((id, i) => [id, docs[i] ?? null]));
           for (const c of changes) {
             if (stopped) break;
             await push({
               kind: c.kind,
               documentId: c.id,
-              document: byId.get(c.id) ?? null,
+              document: documentOf.get(c.id) ?? null,
               score: c.score,
               position: c.position,
             });

@@ -475,7 +475,8 @@ const matchesOf = (meta: ResultDescription, shard: number): Matches => ({
   query: meta.query,
   version: meta.versions[shard]!,
 });
-const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** Ids in the order every sort breaks its ties by (as strings, ascending). */
+export const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function rankWeights(w: RankWeights | null | undefined): RankWeights {
   const { updated, votes } = w ?? DEFAULT_RANK_WEIGHTS;
