@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Repeater } from '@repeaterjs/repeater';
+import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
 import type { DocumentCommands, LiveChange, Shard } from '../../redis/documents/commands.js';
@@ -164,9 +165,8 @@ export class LiveSearchService {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private scheduled = false;
-  /** The evaluator's searches running, and those waiting for one of its SEARCH_CONCURRENCY places. */
-  private searching = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** The evaluator's searches: SEARCH_CONCURRENCY at once, the steps' own before reconciliations. */
+  private readonly searches: PQueue;
 
   constructor(deps: LiveSearchDeps) {
     ({
@@ -178,6 +178,7 @@ export class LiveSearchService {
       options: this.options,
       log: this.log,
     } = deps);
+    this.searches = new PQueue({ concurrency: this.options.concurrency });
   }
 
   /**
@@ -384,19 +385,7 @@ export class LiveSearchService {
 
   /** Runs `job` in one of the evaluator's SEARCH_CONCURRENCY places, once one is free (`urgent`: before the others). */
   private queued(job: () => Promise<void>, urgent: boolean): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const start = () => {
-        this.searching++;
-        void job().finally(() => {
-          this.searching--;
-          resolve();
-          this.waiting.shift()?.();
-        });
-      };
-      if (this.searching < this.options.concurrency) start();
-      else if (urgent) this.waiting.unshift(start);
-      else this.waiting.push(start);
-    });
+    return this.searches.add(job, { priority: urgent ? 1 : 0 });
   }
 
   private schedule(): void {
