@@ -9,6 +9,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { registerHooks } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { startTestApp } from '../support/app.js';
 
 /** Every module this process resolves from now on (ioredis, graphql-yoga and the like were resolved before). */
@@ -43,6 +44,37 @@ beforeAll(async () => {
   endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((resolve) => collector.close(() => resolve())));
+
+describe('the OTEL_* variables', () => {
+  const tracing = (env: Record<string, string>) => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', ...env }).tracing;
+
+  it('turn tracing on with an endpoint, and are checked', () => {
+    expect(tracing({})).toBeUndefined();
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined();
+    expect(
+      tracing({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example:4318/',
+        OTEL_EXPORTER_OTLP_HEADERS: 'a=1, b = x%2Cy=z',
+      }),
+    ).toEqual({
+      url: 'https://otel.example:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: { a: '1', b: 'x,y=z' },
+      serviceName: 'redis-in-action-gateway',
+    });
+    expect(tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/in', OTEL_SERVICE_NAME: 'eu' })).toMatchObject({
+      url: 'http://c:4318/in',
+      serviceName: 'eu',
+    });
+    expect(() => tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL/,
+    );
+    expect(() => tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_HEADERS: 'novalue' })).toThrow(
+      /OTEL_EXPORTER_OTLP_HEADERS/,
+    );
+  });
+});
 
 describe('tracing', () => {
   it('loads no OpenTelemetry package when OTEL_EXPORTER_OTLP_ENDPOINT is unset', async () => {
