@@ -1,8 +1,11 @@
 /**
  * HTTP throughput and the gateway's CPU per request (`npm run bench:http`): `{ me }` with rate limits off and on, an
- * operation refused by its rate limit, beside a bare graphql-yoga `{ __typename }`; with BENCH_BEFORE=<commit>, that
- * commit's gateway served and refused in the same run. How it measures: docs/benchmarks.md.
+ * operation refused by its rate limit, beside a bare graphql-yoga `{ __typename }`, and `{ me }` with OpenTelemetry
+ * tracing on (spans exported to a sink in this process); with BENCH_BEFORE=<commit>, that commit's gateway served and
+ * refused in the same run. How it measures: docs/benchmarks.md.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   HOST,
   alternate,
@@ -111,6 +114,19 @@ async function main(): Promise<number> {
   await waitFor('bare yoga /health', () => httpOk(`${bareUrl}/health`));
   const bareAnswer = await graphql(`${bareUrl}/graphql`, '{ __typename }');
 
+  // Tracing on: spans exported over OTLP/HTTP to this sink, which answers 200 and counts what arrives.
+  const exported = { requests: 0, bytes: 0 };
+  const sink = createServer((req, res) => {
+    exported.requests++;
+    req.on('data', (chunk: Buffer) => (exported.bytes += chunk.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => sink.listen(0, HOST, resolve));
+  sink.unref();
+  const traced = await gateway('tracing on', {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://${HOST}:${(sink.address() as AddressInfo).port}`,
+  });
+
   const rows: Row[] = [
     await served('gateway { me { id } }, limits off', off),
     await served('gateway { me { id } }, limits on (never reached)', on),
@@ -125,6 +141,7 @@ async function main(): Promise<number> {
         pid: bare.proc.pid!,
       },
     },
+    await served('gateway { me { id } }, limits off, tracing on (OTLP)', traced),
   ];
   if (BEFORE) {
     const entry = checkoutCommit(BEFORE);
@@ -163,7 +180,7 @@ async function main(): Promise<number> {
   });
   type TableRow = (typeof table)[number];
   const byName = (prefix: string) => table.find((r) => r.target.startsWith(prefix))!;
-  const [offRow, onRow, refusedRow, bareRow] = table as [TableRow, TableRow, TableRow, TableRow];
+  const [offRow, onRow, refusedRow, bareRow, tracedRow] = table as [TableRow, TableRow, TableRow, TableRow, TableRow];
   console.log(
     `\n${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections, pipelining 1, targets alternating (reversed every other round);` +
       ' gateways NODE_ENV=production, LOG_LEVEL=silent, METRICS on (the default), rate limits as each row says (and' +
@@ -194,6 +211,12 @@ async function main(): Promise<number> {
         ` (${BEFORE}'s refused / its served limits off: ${(beforeRefused['CPU µs/req'] / beforeServed['CPU µs/req']).toFixed(2)})`,
     );
   }
+  console.log(
+    `context: tracing on / off, median req/s ${(tracedRow['median req/s'] / offRow['median req/s']).toFixed(3)}, CPU µs/req` +
+      ` ${tracedRow['CPU µs/req']} against ${offRow['CPU µs/req']}; the OTLP sink received ${exported.requests} exports` +
+      ` (${exported.bytes} bytes)`,
+  );
+  if (exported.requests === 0) tracedRow.bad++; // no span arrived: the row measured no tracing
   const failed = table.filter((r) => r.bad > 0);
   console.log('\nAims:');
   for (const [what, value, met] of aims)

@@ -34,7 +34,10 @@ export function buildApp({
   const services = createServices(redis, config, log);
   logForward?.attach(gatewayLogSink(services.logs));
   const prometheus = new GatewayMetrics({ config, services, log });
-  const yoga = createGatewayYoga({ config, services, log, prometheus });
+  // With tracing off, nothing of OpenTelemetry is loaded (src/tracing.ts imports it).
+  const tracing = config.tracing && import('./tracing.js').then((t) => t.startTracing(config.tracing!, log));
+  tracing?.catch((err: unknown) => log.error({ err }, 'tracing could not start: operations fail until restarted'));
+  const yoga = createGatewayYoga({ config, services, log, prometheus, tracing: tracing?.then((t) => t.provider) });
   const server = createHttpServer(yoga, config.limits, log, prometheus, () => services.ops.ready({ timeoutMs: 1000 }));
   const ws = serveWebSocket(server, { yoga, services, config, log, prometheus });
   prometheus.watch({ server, sockets: () => ws.stats() });
@@ -48,6 +51,7 @@ export function buildApp({
         await ws.dispose();
         await services.close();
         await http;
+        await (await tracing?.catch(() => undefined))?.stop();
       })();
       return closing;
     },

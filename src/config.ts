@@ -23,6 +23,9 @@ const list = z
       .filter(Boolean),
   );
 
+/** The OTLP encodings the gateway exports traces in (both over HTTP). */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port');
 
 function toHostPort(hp: string): { host: string; port: number } {
@@ -99,6 +102,16 @@ const EnvSchema = z.object({
   METRICS_NAMES_MAX: intFrom(1, 1_000_000).default(1000),
   COUNTER_CLEAN_MS: intFrom(1000, 86_400_000).default(60_000),
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+
+  // OpenTelemetry traces (src/gateway/plugins/tracing.ts): the names the OpenTelemetry SDKs read. Off when unset.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(OTLP_PROTOCOLS).default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'expected key=value pairs separated by commas')
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('redis-in-action-gateway'),
 
   APQ_MAX_ENTRIES: intFrom(1, 10_000_000).default(5000),
   APQ_MAX_DOCUMENT_BYTES: intFrom(256, 1024 * 1024 * 1024).optional(),
@@ -245,6 +258,20 @@ export interface Config {
     /** METRICS_TOKEN: `GET /metrics` wants `Authorization: Bearer <token>`; undefined: it is open. */
     token: string | undefined;
   };
+  /**
+   * OpenTelemetry traces, exported over OTLP/HTTP; undefined (OTEL_EXPORTER_OTLP_ENDPOINT and
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): no tracing, and no OpenTelemetry SDK is loaded.
+   */
+  tracing:
+    | {
+        /** Where spans are POSTed: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`. */
+        url: string;
+        protocol: (typeof OTLP_PROTOCOLS)[number];
+        /** OTEL_EXPORTER_OTLP_HEADERS (`key=value,...`, values URL-decoded), sent with every export. */
+        headers: Record<string, string>;
+        serviceName: string;
+      }
+    | undefined;
   /** Automatic persisted queries: the store in Redis holds at most `maxEntries` documents of `maxDocumentBytes` each. */
   persistedQueries: { maxEntries: number; maxDocumentBytes: number };
   accessLogs: {
@@ -425,6 +452,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       namesMax: e.METRICS_NAMES_MAX,
       token: e.METRICS_TOKEN,
     },
+    tracing: tracingConfig(e),
     persistedQueries: {
       maxEntries: e.APQ_MAX_ENTRIES,
       maxDocumentBytes: e.APQ_MAX_DOCUMENT_BYTES ?? Math.min(APQ_DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
@@ -458,5 +486,25 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       lockLeaseMs: e.CACHE_LOCK_LEASE_MS,
       bloom: { capacity: e.CACHE_BLOOM_CAPACITY, errorRate: e.CACHE_BLOOM_ERROR_RATE },
     },
+  };
+}
+
+function tracingConfig(e: z.infer<typeof EnvSchema>): Config['tracing'] {
+  const url =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
+  if (!url) return undefined;
+  const headers = (e.OTEL_EXPORTER_OTLP_HEADERS ?? '')
+    .split(',')
+    .filter((pair) => pair.trim())
+    .map((pair): [string, string] => {
+      const at = pair.indexOf('=');
+      return [pair.slice(0, at).trim(), decodeURIComponent(pair.slice(at + 1).trim())];
+    });
+  return {
+    url,
+    protocol: e.OTEL_EXPORTER_OTLP_PROTOCOL,
+    headers: Object.fromEntries(headers),
+    serviceName: e.OTEL_SERVICE_NAME,
   };
 }

@@ -4,6 +4,7 @@
  * away. No autopipelining: measured, it costs more CPU than it saves here (docs/operations.md).
  */
 import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { defineScripts } from './scripts.js';
 
@@ -223,6 +224,29 @@ export async function checkSentinels(endpoint: RedisEndpoint, timeoutMs = 5000):
     }
   }
   throw new Error(`REDIS_SENTINELS: no Sentinel answered: ${problems.join(', ')}`);
+}
+
+let commandTracing: Promise<{ setTracerProvider(provider: TracerProvider): void }> | undefined;
+
+/**
+ * Makes every Redis command sent inside an OpenTelemetry span a child span of it, sent to `provider` (src/tracing.ts
+ * calls it when tracing is on; without it, nothing of OpenTelemetry is loaded). It is
+ * `@opentelemetry/instrumentation-ioredis` (ioredis 2 to 6), applied once per process to the ioredis module object
+ * itself: ioredis is loaded long before tracing starts, and its ESM import passes no require hook the instrumentation
+ * could wait on. A span names the command only: its arguments (keys naming users, message texts) never leave the
+ * gateway.
+ */
+export async function traceRedisCommands(provider: TracerProvider): Promise<void> {
+  commandTracing ??= (async () => {
+    const [{ IORedisInstrumentation }, ioredis] = await Promise.all([
+      import('@opentelemetry/instrumentation-ioredis'),
+      import('ioredis'),
+    ]);
+    const instrumentation = new IORedisInstrumentation({ enabled: false, dbStatementSerializer: (command) => command });
+    for (const definition of instrumentation.getModuleDefinitions()) definition.patch?.(ioredis);
+    return instrumentation;
+  })();
+  (await commandTracing).setTracerProvider(provider);
 }
 
 export function isReady(client: RedisClient): boolean {

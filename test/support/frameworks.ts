@@ -1,13 +1,14 @@
 /**
  * The front-end clients users build on, set up as their docs show: Apollo Client (subscriptions over graphql-ws behind
- * `split`, the rest over HTTP) and urql (`subscriptionExchange` over graphql-ws, `fetchExchange` for the rest).
+ * `split`, the rest over HTTP) and urql (`subscriptionExchange` over graphql-ws, `fetchExchange` for the rest), and
+ * graphql-ws's client as README.md's "Clients" creates it for both (readmeWsClient).
  */
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition } from '@apollo/client/utilities';
 import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
 import { Kind, OperationTypeNode } from 'graphql';
-import type { Client as WsClient } from 'graphql-ws';
+import { createClient, type Client as WsClient } from 'graphql-ws';
 
 /** Apollo Client on the gateway at `url` as `token`'s user, its subscriptions through `ws`. */
 export function apolloClient(url: string, ws: WsClient, token: string): ApolloClient {
@@ -34,5 +35,24 @@ export function urqlClient(url: string, ws: WsClient): UrqlClient {
         }),
       }),
     ],
+  });
+}
+
+/**
+ * graphql-ws's client exactly as README.md's Apollo Client and urql snippets create it, but for the URL
+ * (test/ha/restart-clients.test.ts checks the README's options against these, property by property). With
+ * graphql-ws's defaults a subscription ends for good when the gateway is still down at the first retry (a refused
+ * connection is no close event, so not retried: graphql-ws issues #354, #356) or after 5 retries; these retry every
+ * failure, for ever, with a randomised exponential backoff capped at 10 s. The subscriptions are sent again once
+ * connected, and the gateway's catch-up delivers what was sent meanwhile.
+ */
+export function readmeWsClient(url: string, token: string): WsClient {
+  return createClient({
+    url,
+    connectionParams: { authorization: `Bearer ${token}` },
+    shouldRetry: () => true,
+    retryAttempts: Infinity,
+    retryWait: (retries) =>
+      new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** retries, 10_000) * (0.5 + Math.random()))),
   });
 }
