@@ -43,11 +43,11 @@ export function lineChart(
   );
 }
 
-/** Bars, one per label, in the order given. */
+/** Bars, one per label (a `category`: place, ad), in the order given. */
 export function barChart(
   target: HTMLElement,
   width: number,
-  { labels, values, label }: { labels: string[]; values: number[]; label: string },
+  { labels, values, label, category }: { labels: string[]; values: number[]; label: string; category: string },
 ): uPlot {
   const xs = labels.map((_, i) => i);
   return new uPlot(
@@ -68,7 +68,7 @@ export function barChart(
         { label, size: 60 },
       ],
       series: [
-        { label: 'place', value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
+        { label: category, value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
         {
           label,
           fill: COLOURS[0],

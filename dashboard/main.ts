@@ -6,6 +6,7 @@
 import { ApiError, gql, session } from './api.js';
 import { h } from './dom.js';
 import { Panel, type PanelSpec } from './panel.js';
+import { adsPanel } from './panels/ads.js';
 import { logsPanel } from './panels/logs.js';
 import { queuesPanel } from './panels/queues.js';
 import { requestsPanel } from './panels/requests.js';
@@ -105,6 +106,7 @@ function showDashboard(username: string): void {
     queuesPanel,
     logsPanel,
     visitsPanel,
+    adsPanel,
   ];
   panels = specs.map((spec) => {
     let panel: Panel | undefined = undefined;

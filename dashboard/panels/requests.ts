@@ -17,10 +17,23 @@ const PRECISIONS = [
 ] as const;
 /** Operations charted at most: the busiest over the samples read. */
 const SERIES_MAX = 10;
-/** Counters read at most in one request (each its own alias). */
-const READ_MAX = 50;
+/** Counters read in one request (each its own alias; MAX_QUERY_ALIASES is 30 by default). */
+const BATCH = 25;
+/** Counters read at most, in batches at once (a gateway counts at most METRICS_NAMES_MAX names). */
+const READ_MAX = 100;
 
 type Sample = { time: string; count: number };
+
+/** The samples of each counter of `names` at `precision`, in one request. */
+async function readCounters(names: string[], precision: number): Promise<{ name: string; samples: Sample[] }[]> {
+  const variables: Record<string, unknown> = { precision };
+  names.forEach((name, i) => (variables[`n${i}`] = name));
+  const query = `query DashboardCounter($precision: Int!, ${names.map((_, i) => `$n${i}: String!`).join(', ')}) {
+    ${names.map((_, i) => `c${i}: counter(name: $n${i}, precision: $precision) { time count }`).join('\n')}
+  }`;
+  const data = await gql<Record<string, Sample[]>>(query, variables);
+  return names.map((name, i) => ({ name, samples: data[`c${i}`] ?? [] }));
+}
 
 export function requestsPanel(refresh: () => void): PanelSpec {
   const precision = h(
@@ -39,14 +52,12 @@ export function requestsPanel(refresh: () => void): PanelSpec {
       const { counters } = await gql<{ counters: string[] }>('query DashboardCounters { counters }');
       if (counters.length === 0) return false;
       const names = counters.slice(0, READ_MAX);
-      const variables: Record<string, unknown> = { precision: seconds };
-      names.forEach((name, i) => (variables[`n${i}`] = name));
-      const query = `query DashboardCounter($precision: Int!, ${names.map((_, i) => `$n${i}: String!`).join(', ')}) {
-        ${names.map((_, i) => `c${i}: counter(name: $n${i}, precision: $precision) { time count }`).join('\n')}
-      }`;
-      const data = await gql<Record<string, Sample[]>>(query, variables);
-      const all = names
-        .map((name, i) => ({ name, samples: data[`c${i}`] ?? [] }))
+      const batches = Array.from({ length: Math.ceil(names.length / BATCH) }, (_, b) =>
+        names.slice(b * BATCH, (b + 1) * BATCH),
+      );
+      const read = await Promise.all(batches.map((batch) => readCounters(batch, seconds)));
+      const all = read
+        .flat()
         .map((c) => ({ ...c, total: c.samples.reduce((sum, s) => sum + s.count, 0) }))
         .filter((c) => c.total > 0)
         .sort((a, b) => b.total - a.total || a.name.localeCompare(b.name))

@@ -39,6 +39,7 @@ export function visitsPanel(refresh: () => void): PanelSpec {
         labels: dailyVisits.map((v) => v.place),
         values: dailyVisits.map((v) => v.count),
         label: 'visits',
+        category: 'place',
       });
       dispose(() => plot.destroy());
       body.append(

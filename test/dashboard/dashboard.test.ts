@@ -133,6 +133,14 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     await worker.stop(1000);
     // Queues: one failed task once the worker (which would run it) has stopped.
     await fileFailedTask(t, queue, 'dashboard-test', 'it broke on purpose');
+    // Ads: two, one of them viewed.
+    for (const ad of [
+      '{id: "shoes", locations: ["USA"], content: "running shoes", type: CPM, value: 2.5, dailyBudget: 5}',
+      '{id: "hats", locations: ["USA"], content: "warm hats", type: CPC, value: 0.25}',
+    ])
+      expect((await t.gql(`mutation { indexAd(input: ${ad}) { id } }`, {}, admin)).errors).toBeUndefined();
+    await t.gql('{ targetAd(locations: ["USA"], content: "shoes") { targetingId } }');
+
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   });
@@ -251,7 +259,22 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     await expect.poll(async () => rows(page, 'table.visits')).toEqual(visits);
     expect(await panel('visits').locator('canvas').count()).toBe(1);
 
-    for (const id of ['requests', 'slowest', 'queues', 'logs', 'visits'])
+    // Ads: `ads` ranked by eCPM.
+    const ads = async () => {
+      const r = await t.gql<{ ads: { id: string; ecpm: number; views: number; clicks: number }[] }>(
+        '{ ads { id ecpm views clicks } }',
+        {},
+        admin,
+      );
+      return r.data!.ads.sort((a, b) => b.ecpm - a.ecpm).map((a) => [a.id, String(a.views), String(a.clicks)]);
+    };
+    expect((await ads()).map(([id]) => id)).toEqual(['shoes', 'hats']);
+    await expect
+      .poll(async () => (await rows(page, 'table.ads')).map(([id, , , views, clicks]) => [id, views, clicks]))
+      .toEqual(await ads());
+    expect(await panel('ads').locator('canvas').count()).toBe(1);
+
+    for (const id of ['requests', 'slowest', 'queues', 'logs', 'visits', 'ads'])
       await panel(id).screenshot({ path: `${ARTIFACTS}/${id === 'queues' || id === 'logs' ? `${id}-after` : id}.png` });
     await page.screenshot({ path: `${ARTIFACTS}/page.png`, fullPage: true });
     if (process.env.DASHBOARD_SCREENSHOT === 'docs')
