@@ -31,6 +31,9 @@ const PASSWORD = 'correct horse';
 const OPERATION = 'DashboardTestProbe';
 const PROBES = 7;
 
+/** A panel refreshes on its own clock or at once on a change; a loaded machine (npm test) may take seconds. */
+const poll = <T>(check: () => T | Promise<T>) => expect.poll(check, { timeout: 15_000 });
+
 const noChromium = !existsSync(CHROMIUM);
 if (noChromium)
   console.warn(`dashboard tests skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
@@ -155,7 +158,7 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     const page = await openDashboard();
     await signIn(page, user);
     const alert = page.locator('form.sign-in [role=alert]');
-    await expect.poll(() => alert.getAttribute('data-code')).toBe('FORBIDDEN');
+    await poll(() => alert.getAttribute('data-code')).toBe('FORBIDDEN');
     expect(await alert.textContent()).toContain(`${user} is not an admin`);
     expect(await alert.textContent()).toContain(`npm run admin -- grant ${user}`);
     expect(await page.locator('[data-panel]').count()).toBe(0);
@@ -167,7 +170,7 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
   it('shows every panel with the data this test made, offline but for the gateway', async () => {
     const page = await openDashboard();
     await signIn(page, 'admin');
-    await expect.poll(() => page.locator('[data-viewer]').textContent()).toBe('admin');
+    await poll(() => page.locator('[data-viewer]').textContent()).toBe('admin');
     expect(await page.evaluate(() => sessionStorage.getItem('dashboard.token'))).toMatch(/.+/);
     const panel = (id: string) => page.locator(`[data-panel=${id}]`);
 
@@ -181,20 +184,18 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
           admin,
         )
       ).data!.counter;
-    await expect.poll(async () => (await counted()).reduce((sum, s) => sum + s.count, 0)).toBe(PROBES);
+    await poll(async () => (await counted()).reduce((sum, s) => sum + s.count, 0)).toBe(PROBES);
     const expected = (await counted()).map((s) => [OPERATION, s.time, String(s.count)]);
-    await expect
-      .poll(async () =>
-        (await rows(page, '[data-panel=requests] table.samples'))
-          .filter(([name]) => name === OPERATION)
-          .map((r) => r.slice(0, 3)),
-      )
-      .toEqual(expected);
+    await poll(async () =>
+      (await rows(page, '[data-panel=requests] table.samples'))
+        .filter(([name]) => name === OPERATION)
+        .map((r) => r.slice(0, 3)),
+    ).toEqual(expected);
     expect(await panel('requests').locator('.u-legend').textContent()).toContain(OPERATION);
     expect(await panel('requests').locator('canvas').count()).toBe(1);
 
     // The slowest operations: operations the gateway served, each with its statistics.
-    await expect.poll(async () => (await rows(page, 'table.slowest')).length).toBeGreaterThan(0);
+    await poll(async () => (await rows(page, 'table.slowest')).length).toBeGreaterThan(0);
     const { counters } = (await t.gql<{ counters: string[] }>('{ counters }', {}, admin)).data!;
     for (const [name, count, ...times] of await rows(page, 'table.slowest')) {
       expect(counters).toContain(name);
@@ -209,7 +210,7 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
       }>('{ queues { name ready delayed running failed } }', {}, admin);
       return r.data!.queues.map((q) => [q.name, q.ready, q.delayed, q.running, q.failed].map(String));
     };
-    await expect.poll(async () => rows(page, 'table.queues')).toEqual(await queuesNow());
+    await poll(async () => rows(page, 'table.queues')).toEqual(await queuesNow());
     const [row] = (await queuesNow()).filter(([name]) => name === queue);
     expect(row![4]).toBe('1');
     const failedRows = await rows(page, 'table.failed');
@@ -217,27 +218,25 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     expect(failedRows[0]).toEqual(expect.arrayContaining([queue, 'dashboard-test', '1', 'it broke on purpose']));
     await panel('queues').screenshot({ path: `${ARTIFACTS}/queues.png` });
     await panel('queues').getByRole('button', { name: 'Retry' }).click();
-    await expect.poll(() => panel('queues').locator('[role=status].note').textContent()).toContain('is back in');
-    await expect.poll(async () => (await queuesNow()).find(([name]) => name === queue)![4]).toBe('0');
-    await expect.poll(async () => rows(page, 'table.queues')).toEqual(await queuesNow());
+    await poll(() => panel('queues').locator('[role=status].note').textContent()).toContain('is back in');
+    await poll(async () => (await queuesNow()).find(([name]) => name === queue)![4]).toBe('0');
+    await poll(async () => rows(page, 'table.queues')).toEqual(await queuesNow());
     expect(await panel('queues').locator('table.failed').count()).toBe(0);
 
     // Logs: the error and the warning; unticking ERROR leaves the warning alone.
     const recent = () => panel('logs').locator('ol.recent li').allTextContents();
-    await expect
-      .poll(recent)
-      .toEqual(
-        expect.arrayContaining([
-          expect.stringMatching(/^ERROR .* dashboard test: disk on fire$/),
-          expect.stringMatching(/^WARNING .* dashboard test: disk warm$/),
-        ]),
-      );
+    await poll(recent).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ERROR .* dashboard test: disk on fire$/),
+        expect.stringMatching(/^WARNING .* dashboard test: disk warm$/),
+      ]),
+    );
     expect(await rows(page, 'table.common')).toEqual(
       expect.arrayContaining([['ERROR', '1', 'dashboard test: disk on fire']]),
     );
     await panel('logs').screenshot({ path: `${ARTIFACTS}/logs.png` });
     await panel('logs').getByLabel('error').uncheck();
-    await expect.poll(async () => (await recent()).some((line) => line.includes('disk on fire'))).toBe(false);
+    await poll(async () => (await recent()).some((line) => line.includes('disk on fire'))).toBe(false);
     expect((await recent()).some((line) => line.includes('disk warm'))).toBe(true);
     await panel('logs').getByLabel('error').check();
 
@@ -256,7 +255,7 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
       ['FR/Auvergne-Rhone-Alpes/Lyon', '3'],
       ['JP/Tokyo/Tokyo', '2'],
     ]);
-    await expect.poll(async () => rows(page, 'table.visits')).toEqual(visits);
+    await poll(async () => rows(page, 'table.visits')).toEqual(visits);
     expect(await panel('visits').locator('canvas').count()).toBe(1);
 
     // Ads: `ads` ranked by eCPM.
@@ -269,9 +268,9 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
       return r.data!.ads.sort((a, b) => b.ecpm - a.ecpm).map((a) => [a.id, String(a.views), String(a.clicks)]);
     };
     expect((await ads()).map(([id]) => id)).toEqual(['shoes', 'hats']);
-    await expect
-      .poll(async () => (await rows(page, 'table.ads')).map(([id, , , views, clicks]) => [id, views, clicks]))
-      .toEqual(await ads());
+    await poll(async () =>
+      (await rows(page, 'table.ads')).map(([id, , , views, clicks]) => [id, views, clicks]),
+    ).toEqual(await ads());
     expect(await panel('ads').locator('canvas').count()).toBe(1);
 
     for (const id of ['requests', 'slowest', 'queues', 'logs', 'visits', 'ads'])
@@ -289,7 +288,7 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     await signIn(page, 'admin');
     const panel = (id: string) => page.locator(`[data-panel=${id}]`);
     await panel('visits').locator('input[name=day]').fill('2001-01-01');
-    await expect.poll(() => panel('visits').getAttribute('data-state')).toBe('empty');
+    await poll(() => panel('visits').getAttribute('data-state')).toBe('empty');
     expect(await panel('visits').locator('.empty').textContent()).toContain('upload an access log');
     // A malformed day is the API's BAD_USER_INPUT, shown in the visits panel; the others go on.
     await panel('visits')
@@ -299,7 +298,7 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
         input.value = 'someday';
         input.dispatchEvent(new Event('change'));
       });
-    await expect.poll(() => panel('visits').getAttribute('data-state')).toBe('error');
+    await poll(() => panel('visits').getAttribute('data-state')).toBe('error');
     expect(await panel('visits').locator('[role=alert]').textContent()).toContain('BAD_USER_INPUT');
     await panel('visits').screenshot({ path: `${ARTIFACTS}/visits-error.png` });
     expect(await panel('queues').getAttribute('data-state')).toBe('ready');
