@@ -3,7 +3,7 @@
  * playwright-core), with every request to anything but the gateway aborted: a non-admin is refused with the API's
  * FORBIDDEN; an admin signs in and each panel shows what this test created, read back through the public API (the
  * requests chart's samples are `counter`'s, the queue row is `queues`', the visits are `dailyVisits`'), a failed task
- * is retried with its button, a log severity filters; a screenshot of each panel lands in test-artifacts/dashboard/
+ * is retried with its button, a log severity filters; a hidden tab asks nothing; a screenshot of each panel lands in test-artifacts/dashboard/
  * (and of the page in docs/dashboard.png with DASHBOARD_SCREENSHOT=docs).
  *
  * One project is enough: the page talks to GraphQL only, and every field it reads is tested on standalone Redis and
@@ -303,6 +303,40 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     await panel('visits').screenshot({ path: `${ARTIFACTS}/visits-error.png` });
     expect(await panel('queues').getAttribute('data-state')).toBe('ready');
     expect(elsewhere).toEqual([]);
+    await page.context().close();
+  });
+  it('asks nothing while the tab is hidden, and refreshes at once when it is shown again', async () => {
+    const page = await openDashboard();
+    await signIn(page, 'admin');
+    const panel = page.locator('[data-panel=requests]');
+    await poll(() => panel.getAttribute('data-state')).toBe('ready');
+    // Every request the page makes from now on, by its body; the tab hidden as a browser hides it.
+    const fetchesWhileHidden = await page.evaluate(() => {
+      const bodies: string[] = [];
+      const fetch = window.fetch.bind(window);
+      (window as unknown as { bodies: string[] }).bodies = bodies;
+      window.fetch = (input, init) => (
+        bodies.push(typeof init?.body === 'string' ? init.body : ''),
+        fetch(input, init)
+      );
+      Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+      // A change of precision refreshes its panel at once, synchronously up to its fetch: unless the tab is hidden.
+      const select = document.querySelector<HTMLSelectElement>('[data-panel=requests] select[name=precision]')!;
+      select.value = '300';
+      select.dispatchEvent(new Event('change'));
+      return bodies.length;
+    });
+    expect(fetchesWhileHidden).toBe(0);
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    await poll(() =>
+      page.evaluate(() =>
+        (window as unknown as { bodies: string[] }).bodies.some((b) => b.includes('"precision":300')),
+      ),
+    ).toBe(true);
     await page.context().close();
   });
 });
