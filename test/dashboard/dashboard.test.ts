@@ -3,8 +3,8 @@
  * playwright-core), with every request to anything but the gateway aborted: a non-admin is refused with the API's
  * FORBIDDEN; an admin signs in and each panel shows what this test created, read back through the public API (the
  * requests chart's samples are `counter`'s, the queue row is `queues`', the visits are `dailyVisits`'), a failed task
- * is retried with its button, a log severity filters; a hidden tab asks nothing; a screenshot of each panel lands in test-artifacts/dashboard/
- * (and of the page in docs/dashboard.png with DASHBOARD_SCREENSHOT=docs).
+ * is retried with its button, a log severity filters; a hidden tab asks nothing; a screenshot of each panel lands in
+ * test-artifacts/dashboard/ (and of the page in docs/dashboard.png with DASHBOARD_SCREENSHOT=docs).
  *
  * One project is enough: the page talks to GraphQL only, and every field it reads is tested on standalone Redis and
  * on a cluster by its own domain's tests (the retry mutation by test/coordination/retry-failed.test.ts); a browser
