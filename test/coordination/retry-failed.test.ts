@@ -1,7 +1,7 @@
 /**
  * An operator's retry of a failed task over GraphQL (the dashboard's queue panel uses it): `queues` lists a queue's
- * failed tasks, `retryFailedTask` puts one back in the ready list with its attempts counted from 0, once; admins
- * only; bad ids are BAD_USER_INPUT with nothing written.
+ * failed tasks (at most 100 a read), `retryFailedTask` puts one back in the ready list with its attempts counted from
+ * 0, once; admins only; bad ids are BAD_USER_INPUT with nothing written.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -63,6 +63,8 @@ describe('retryFailedTask', () => {
       expect(r.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     }
     expect(await statusOf()).toMatchObject({ ready: 0, failed: 1 });
+    const tooMany = await t.gql('{ queues { failedTasks(first: 101) { id } } }', {}, admin);
+    expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect((await t.gql(RETRY, { q: queue, id }, admin)).data).toEqual({ retryFailedTask: true });
   });
 });
