@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { serveDashboard } from './dashboard.js';
 import { METRICS_PATH, type GatewayMetrics } from './prometheus.js';
 import type { GatewayYoga } from './yoga.js';
 
@@ -65,6 +66,7 @@ export function createHttpServer(
       });
       return;
     }
+    if (serveDashboard(req, res)) return;
     void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
   });
   server.maxConnections = limits.connections;

@@ -44,6 +44,7 @@ const ackTaskScript = script<Settled>('ackTask');
 const retryTaskScript = script<Settled>('retryTask');
 const heartbeatScript = script<string[]>('heartbeat');
 const requeueTasksScript = script<number>('requeueTasks');
+const retryFailedTaskScript = script<0 | 1>('retryFailedTask');
 
 export type CoordinationCommands = ReturnType<typeof coordinationCommands>;
 
@@ -535,6 +536,12 @@ export function coordinationCommands(redis: RedisClient, space: Keyspace, replic
         ...workers.map((w) => redis.llen(q.active(w))),
       ]);
       return { ready, delayed, failed, running: running.reduce((sum, n) => sum + n, 0) };
+    },
+
+    /** Moves the failed task `id` of `queue` back to its ready list, its attempts counted from 0; false: none has it. */
+    async retryFailedTask(a: { queue: string; id: string }): Promise<boolean> {
+      const q = k.queue(a.queue);
+      return (await retryFailedTaskScript(redis, [q.failed, q.ready], [a.id])) === 1;
     },
 
     /** The newest `count` failed tasks of `queue` ({error, failedAt, task} JSON each). */

@@ -6,7 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import type { BlockingTakes, CoordinationCommands, SettledTask } from '../../redis/coordination/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
-import { checkMs, checkName } from '../shared/arguments.js';
+import { badInput } from '../../errors.js';
+import { checkMs, checkName, NAME } from '../shared/arguments.js';
+import { checkPage, type Page } from '../shared/paging.js';
 
 export interface Task {
   id: string;
@@ -79,8 +81,12 @@ export interface QueueConsumer {
   close(): Promise<void>;
 }
 
+/** A task's id as newTask makes it (base64url), bounded for ids a client names. */
+const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Failed tasks kept per queue, newest first. */
 export const FAILED_KEPT = 1000;
+/** A read of a queue's failed tasks. */
+export const FAILED_PAGE: Page = { default: 20, max: 100 };
 const PRIORITY_MAX = 1_000_000;
 const BACKOFF_MAX_MS = 3_600_000;
 /** Due tasks one promote call moves at most (a poller calls again at once when it moved this many). */
@@ -208,9 +214,10 @@ export class QueueService {
     return { name: queue, ...(await this.commands.queueSizes({ queue })) };
   }
 
-  /** The newest failed tasks, at most `count`. */
+  /** The newest failed tasks, at most `count` (FAILED_PAGE.max). */
   async failed({ queue, count }: { queue: string; count: number }): Promise<FailedTask[]> {
     checkName('queue', queue);
+    checkPage('first', count, FAILED_PAGE.max);
     const entries = await this.commands.failedTasks({ queue, count });
     return entries.map((entry) => {
       const { error, failedAt, task } = JSON.parse(entry) as {
@@ -220,6 +227,16 @@ export class QueueService {
       };
       return { error, failedAt: new Date(failedAt), task };
     });
+  }
+
+  /**
+   * An operator's retry: the failed task `id` of `queue` goes back to the ready list with all its attempts; false when
+   * no failed task has that id (already retried, or beyond the newest FAILED_KEPT).
+   */
+  async retryFailed({ queue, id }: { queue: string; id: string }): Promise<boolean> {
+    if (!NAME.test(queue)) throw badInput('queue', 'letters, digits and _ . : - only, 1 to 128 of them');
+    if (!TASK_ID.test(id)) throw badInput('id', 'a task id: letters, digits, _ and - only, 1 to 64 of them');
+    return this.commands.retryFailedTask({ queue, id });
   }
 
   private async putBack(

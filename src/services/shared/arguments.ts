@@ -2,7 +2,7 @@
  * Checks of the arguments that code (not users) passes to the coordination services: a bad one is a
  * programming error, so these throw plain errors rather than BAD_USER_INPUT.
  */
-const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** Names of locks, semaphores, queues and tasks go inside key hash tags: no braces, nothing odd. */
 export function checkName(kind: string, name: string): void {
