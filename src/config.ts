@@ -102,6 +102,8 @@ const EnvSchema = z.object({
 
   APQ_MAX_ENTRIES: intFrom(1, 10_000_000).default(5000),
   APQ_MAX_DOCUMENT_BYTES: intFrom(256, 1024 * 1024 * 1024).optional(),
+  PERSISTED_ONLY: z.enum(['on', 'off']).default('off'),
+  PERSISTED_DOCUMENTS: z.string().min(1).optional(),
 
   LOG_PROCESSORS: intFrom(1, 16).default(3),
   LOG_POLL_MS: intFrom(10, 600_000).default(1000),
@@ -246,7 +248,17 @@ export interface Config {
     token: string | undefined;
   };
   /** Automatic persisted queries: the store in Redis holds at most `maxEntries` documents of `maxDocumentBytes` each. */
-  persistedQueries: { maxEntries: number; maxDocumentBytes: number };
+  persistedQueries: {
+    maxEntries: number;
+    maxDocumentBytes: number;
+    /**
+     * PERSISTED_ONLY: only trusted documents run (the manifest's, and those an admin registered); whole documents
+     * only from admins.
+     */
+    only: boolean;
+    /** PERSISTED_DOCUMENTS: the manifest (graphql-codegen's persisted-documents.json), an absolute path. */
+    manifest: string | undefined;
+  };
   accessLogs: {
     /** Processors that share each uploaded access log (each takes every Nth line). */
     processors: number;
@@ -428,6 +440,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     persistedQueries: {
       maxEntries: e.APQ_MAX_ENTRIES,
       maxDocumentBytes: e.APQ_MAX_DOCUMENT_BYTES ?? Math.min(APQ_DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
+      only: e.PERSISTED_ONLY === 'on',
+      manifest: e.PERSISTED_DOCUMENTS === undefined ? undefined : path.resolve(e.PERSISTED_DOCUMENTS),
     },
     accessLogs: {
       processors: e.LOG_PROCESSORS,
