@@ -72,6 +72,7 @@ const EnvSchema = z.object({
   MAX_REQUEST_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: intFrom(1000, 3_600_000).default(30_000),
   MAX_CONNECTIONS: intFrom(1, 10_000_000).default(10_000),
+  COMPRESS_MIN_BYTES: intFrom(0, 1024 * 1024 * 1024).default(1024),
   MAX_QUERY_DEPTH: intFrom(1, 100).default(12),
   MAX_QUERY_COST: intFrom(1, 1_000_000).default(5000),
   MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
@@ -200,6 +201,8 @@ export interface Config {
     requestTimeoutMs: number;
     /** Open connections (HTTP and WebSocket) at most; past it, new ones are closed at once. */
     connections: number;
+    /** JSON answers of this many bytes or more are compressed (br or gzip, as the client accepts). */
+    compressMinBytes: number;
     depth: number;
     cost: number;
     aliases: number;
@@ -404,6 +407,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       requestBytes: e.MAX_REQUEST_BYTES,
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       connections: e.MAX_CONNECTIONS,
+      compressMinBytes: e.COMPRESS_MIN_BYTES,
       depth: e.MAX_QUERY_DEPTH,
       cost: e.MAX_QUERY_COST,
       aliases: e.MAX_QUERY_ALIASES,
