@@ -320,6 +320,7 @@ describe('a malformed manifest', () => {
       [{ [sha256(ME)]: 42 }, /: "[0-9a-f]{64}": .*string/],
       [{ TrustedMe: ME }, /"TrustedMe": a key is the SHA-256 \(64\) or SHA-1 \(40\)/],
       [{ [sha256(UNLISTED)]: ME }, /"[0-9a-f]{64}" is not the SHA-256 of its document/],
+      [{ [sha256('query {')]: 'query {' }, /^PERSISTED_DOCUMENTS: the document of "[0-9a-f]{64}": Syntax Error/],
     ];
     for (const [content, message] of cases) {
       const file = manifestFile(content);

@@ -24,7 +24,8 @@ import { createHash } from 'node:crypto';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
-import type { GraphQLError } from 'graphql';
+import { parse, type GraphQLError } from 'graphql';
+import { ConfigError } from '../../config.js';
 import { authenticate, type Context, type Viewer } from '../../context.js';
 import type { Services } from '../../services/index.js';
 import type { RateLimitedContext } from './limits.js';
@@ -133,6 +134,14 @@ export interface WithParams {
 
 export function usePersistedQueries(services: Services): Plugin<Context & WithParams> {
   const { persistedQueries: store, trustedDocuments: trusted } = services;
+  // A manifest's document that does not parse stops the start, as a malformed manifest does.
+  for (const [hash, document] of trusted.manifestEntries()) {
+    try {
+      parse(document);
+    } catch (err) {
+      throw new ConfigError(`PERSISTED_DOCUMENTS: the document of "${hash}": ${(err as Error).message}`);
+    }
+  }
   const apq = useAPQ({
     store: {
       get: (sha256) => lookup(services, sha256),

@@ -44,9 +44,9 @@ export class TrustedDocuments {
     this.options = deps.options;
   }
 
-  /** How many documents the manifest holds. */
-  get manifestSize(): number {
-    return this.manifest.size;
+  /** The manifest's documents by hash. */
+  manifestEntries(): IterableIterator<[string, string]> {
+    return this.manifest.entries();
   }
 
   /**
