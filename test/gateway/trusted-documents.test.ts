@@ -287,6 +287,19 @@ describe('PERSISTED_ONLY=on', () => {
     ]);
   });
 
+  it('keeps at most APQ_MAX_ENTRIES documents admins registered: past it, an admin’s document runs unregistered', async () => {
+    const { a, open, prefix } = await trustedApps({ APQ_MAX_ENTRIES: '1' });
+    const admin = await open.signUp('admin');
+    const [first, second] = ['query First { __typename }', 'query Second { __typename }'];
+    for (const query of [first, second]) {
+      const r = await ask(a, { query, hash: sha256(query), token: admin.token });
+      expect(r.data).toEqual({ __typename: 'Query' });
+    }
+    expect(await stored(a, prefix)).toEqual({ trusted: 1, apq: 0 });
+    expect((await ask(a, { hash: sha256(first) })).data).toEqual({ __typename: 'Query' });
+    expect(codeOf(await ask(a, { hash: sha256(second) }))).toBe('PERSISTED_QUERY_NOT_IN_LIST');
+  });
+
   it('stores nothing from a non-admin’s document sent whole with its hash', async () => {
     const { a, b, open, prefix } = await trustedApps();
     const user = await open.signUp();
