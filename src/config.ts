@@ -75,6 +75,7 @@ const EnvSchema = z.object({
   MAX_REQUEST_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: intFrom(1000, 3_600_000).default(30_000),
   MAX_CONNECTIONS: intFrom(1, 10_000_000).default(10_000),
+  COMPRESS_MIN_BYTES: intFrom(0, 1024 * 1024 * 1024).default(1024),
   MAX_QUERY_DEPTH: intFrom(1, 100).default(12),
   MAX_QUERY_COST: intFrom(1, 1_000_000).default(5000),
   MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
@@ -115,6 +116,8 @@ const EnvSchema = z.object({
 
   APQ_MAX_ENTRIES: intFrom(1, 10_000_000).default(5000),
   APQ_MAX_DOCUMENT_BYTES: intFrom(256, 1024 * 1024 * 1024).optional(),
+  PERSISTED_ONLY: z.enum(['on', 'off']).default('off'),
+  PERSISTED_DOCUMENTS: z.string().min(1).optional(),
 
   LOG_PROCESSORS: intFrom(1, 16).default(3),
   LOG_POLL_MS: intFrom(10, 600_000).default(1000),
@@ -211,6 +214,8 @@ export interface Config {
     requestTimeoutMs: number;
     /** Open connections (HTTP and WebSocket) at most; past it, new ones are closed at once. */
     connections: number;
+    /** JSON answers of this many bytes or more are compressed (br or gzip, as the client accepts). */
+    compressMinBytes: number;
     depth: number;
     cost: number;
     aliases: number;
@@ -273,7 +278,17 @@ export interface Config {
       }
     | undefined;
   /** Automatic persisted queries: the store in Redis holds at most `maxEntries` documents of `maxDocumentBytes` each. */
-  persistedQueries: { maxEntries: number; maxDocumentBytes: number };
+  persistedQueries: {
+    maxEntries: number;
+    maxDocumentBytes: number;
+    /**
+     * PERSISTED_ONLY: only trusted documents run (the manifest's, and those an admin registered); whole documents
+     * only from admins.
+     */
+    only: boolean;
+    /** PERSISTED_DOCUMENTS: the manifest (graphql-codegen's persisted-documents.json), an absolute path. */
+    manifest: string | undefined;
+  };
   accessLogs: {
     /** Processors that share each uploaded access log (each takes every Nth line). */
     processors: number;
@@ -419,6 +434,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       requestBytes: e.MAX_REQUEST_BYTES,
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       connections: e.MAX_CONNECTIONS,
+      compressMinBytes: e.COMPRESS_MIN_BYTES,
       depth: e.MAX_QUERY_DEPTH,
       cost: e.MAX_QUERY_COST,
       aliases: e.MAX_QUERY_ALIASES,
@@ -456,6 +472,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     persistedQueries: {
       maxEntries: e.APQ_MAX_ENTRIES,
       maxDocumentBytes: e.APQ_MAX_DOCUMENT_BYTES ?? Math.min(APQ_DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
+      only: e.PERSISTED_ONLY === 'on',
+      manifest: e.PERSISTED_DOCUMENTS === undefined ? undefined : path.resolve(e.PERSISTED_DOCUMENTS),
     },
     accessLogs: {
       processors: e.LOG_PROCESSORS,

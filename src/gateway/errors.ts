@@ -38,7 +38,14 @@ export function withoutStacks<T>(make: () => T): T {
  * The codes of docs/api.md, and Apollo's PERSISTED_QUERY_NOT_FOUND (which APQ clients look for). An error GraphQL
  * itself raises with any other code is about the request: BAD_USER_INPUT.
  */
-const PUBLIC_CODES = new Set<string>([...ERROR_CODES, 'INTERNAL_SERVER_ERROR', 'PERSISTED_QUERY_NOT_FOUND']);
+const PUBLIC_CODES = new Set<string>([
+  ...ERROR_CODES,
+  'INTERNAL_SERVER_ERROR',
+  'PERSISTED_QUERY_NOT_FOUND',
+  // PERSISTED_ONLY=on (plugins/persisted-queries.ts)
+  'PERSISTED_QUERY_NOT_IN_LIST',
+  'PERSISTED_QUERY_ONLY',
+]);
 
 /** Relabels, in place, an error about the request itself, so yoga keeps its HTTP status and does not log it. */
 function markBadUserInput(error: GraphQLError): void {

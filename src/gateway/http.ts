@@ -4,20 +4,29 @@
  * second at most, so a client trickling bytes gets 408 rather than holding a socket for Node's default five
  * minutes); at most MAX_CONNECTIONS connections; `GET /metrics` (gateway/prometheus.ts) and `/readyz` (200 while
  * Redis answers a PING within a second, else 503), beside yoga, so that no GraphQL request pays for matching their
- * paths; and a graceful close.
+ * paths; GraphiQL's page compressed once and cached (graphiql-page.ts); JSON answers of COMPRESS_MIN_BYTES or more
+ * compressed (br or gzip, by Accept-Encoding, with the `compression` middleware), never an event stream or a
+ * multipart one, which must not wait for a compressor's buffer; and a graceful close.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import compression from 'compression';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { serveDashboard } from './dashboard.js';
+import { graphiqlPage, wantsGraphiQL } from './graphiql-page.js';
 import { METRICS_PATH, type GatewayMetrics } from './prometheus.js';
-import type { GatewayYoga } from './yoga.js';
+import { GRAPHQL_PATH, type GatewayYoga } from './yoga.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export const READY_PATH = '/readyz';
 
 const isPath = (url: string | undefined, path: string) => url === path || url?.startsWith(`${path}?`) === true;
+
+/** Answers compressed when large: JSON only (an event stream or a multipart stream goes out as it is written). */
+const JSON_ANSWER = /^application\/(?:graphql-response\+)?json\b/;
+const compressible = (_req: IncomingMessage, res: ServerResponse) =>
+  JSON_ANSWER.test(String(res.getHeader('content-type')));
 
 export function createHttpServer(
   yoga: GatewayYoga,
@@ -32,6 +41,20 @@ export function createHttpServer(
     headersTimeout: Math.min(requestTimeout, 60_000),
     connectionsCheckingInterval: Math.min(1000, Math.ceil(requestTimeout / 4)),
   };
+  const compress = compression({ threshold: limits.compressMinBytes, filter: compressible as never });
+  const graphiql = graphiqlPage(async () => {
+    const page = await yoga.fetch(
+      `http://localhost${GRAPHQL_PATH}`,
+      { headers: { accept: 'text/html' } },
+      {
+        address: undefined,
+        requestId: 'graphiql',
+        log,
+      },
+    );
+    if (!page.ok) throw new Error(`GraphiQL's page: status ${page.status}`);
+    return page.text();
+  });
   const server = createServer(options, (req, res) => {
     const header = req.headers['x-request-id'];
     const requestId = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
@@ -67,7 +90,18 @@ export function createHttpServer(
       return;
     }
     if (serveDashboard(req, res)) return;
-    void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
+    if (isPath(req.url, GRAPHQL_PATH) && wantsGraphiQL(req)) {
+      graphiql(req, res).catch((err: unknown) => {
+        log.error({ err, requestId }, 'serving GraphiQL failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('Unexpected error.\n');
+      });
+      return;
+    }
+    // Typed for Express; it needs only Node's request and response.
+    compress(req as never, res as never, () => {
+      void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
+    });
   });
   server.maxConnections = limits.connections;
   return server;

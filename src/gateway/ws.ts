@@ -2,8 +2,8 @@
  * graphql-ws on the HTTP server's path, through yoga's envelop (the same parse, validation, context and plugins as
  * HTTP). A socket opened with a token is watched: its revocation (heard from any process) or the expiry of its
  * session closes it with 4403. Operations per socket are bounded; `markRead: true` counts what the client confirmed.
- * A subscribe message may name a persisted query by its hash alone (APQ). GET /metrics counts the sockets and their
- * live subscriptions when it is scraped, nothing per message.
+ * A subscribe message may name a persisted query by its hash alone (APQ, or a trusted document with PERSISTED_ONLY).
+ * GET /metrics counts the sockets and their live subscriptions when it is scraped, nothing per message.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -23,7 +23,7 @@ import { authenticate, type Context } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services/index.js';
 import { graphQLError, maskError } from './errors.js';
-import { persistedDocument, persistedHash, type WithParams } from './plugins/persisted-queries.js';
+import { persistedDocument, persistedId, type WithParams } from './plugins/persisted-queries.js';
 import type { GatewayMetrics, SocketStats } from './prometheus.js';
 import { serveGraphQLOverWebSocket, type SocketExtra } from './sockets.js';
 import { GRAPHQL_PATH, type GatewayYoga, type ServerContext } from './yoga.js';
@@ -150,11 +150,15 @@ export function serveWebSocket(
         const schema = enveloped.schema as GraphQLSchema;
         let document: DocumentNode;
         let query = payload.query;
-        const persisted = persistedHash(payload.extensions) !== undefined;
+        const persisted = persistedId(payload) !== undefined;
         try {
           // A hash-only message (urql's persistedExchange for subscriptions): the registered document, or
-          // PersistedQueryNotFound, on which the client sends it again with its query.
-          if (persisted) query = (await persistedDocument(services.persistedQueries, payload)) ?? '';
+          // PersistedQueryNotFound, on which the client sends it again with its query. With PERSISTED_ONLY=on, every
+          // message: a trusted document's hash, or a whole document from an admin.
+          if (persisted || services.trustedDocuments.only) {
+            const viewer = async () => (await authenticate(services, initialContext.authorization)).viewer;
+            query = (await persistedDocument(services, payload, viewer)) ?? '';
+          }
           // Both may throw: parse on syntax and token limits, validate on graphql-armor's limits.
           document = parse(query);
           const errors = validate(schema, document);

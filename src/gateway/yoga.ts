@@ -103,6 +103,7 @@ export function createGatewayYoga({
     logging: yogaLogger(log),
     maskedErrors: { maskError },
     maxRequestBodySize: false, // useBodyLimits: uploads may be larger than other requests
+    extraParamNames: ['documentId'], // a persisted document's hash (plugins/persisted-queries.ts)
     graphiql: { subscriptionsProtocol: 'WS', title: 'Redis in Action gateway', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     renderGraphiQL,
     context: async (server): Promise<OperationContext> => {
@@ -155,7 +156,7 @@ export function createGatewayYoga({
           ]
         : []),
       // After the limits: a document is registered only once its operation is admitted.
-      usePersistedQueries(services.persistedQueries),
+      usePersistedQueries(services),
       useErrorRequestIds(),
       useScopeCacheRelease(),
     ],

@@ -5,11 +5,13 @@
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import { script } from '../scripts.js';
+import { refused, type Refused } from '../status.js';
 import { persistedQueryKeys } from './keys.js';
 
 const registerScript = script<number>('registerPersistedQuery');
 const readScript = script<string | null>('readPersistedQuery');
 const touchScript = script<number>('touchPersistedQueries');
+const trustScript = script<number>('trustPersistedQuery');
 
 export type PersistedQueryCommands = ReturnType<typeof persistedQueryCommands>;
 
@@ -30,6 +32,17 @@ export function persistedQueryCommands(redis: RedisClient, space: Keyspace) {
     /** Marks the documents of `sha256s` used now: how many were still stored. */
     touch(a: { sha256s: readonly string[] }): Promise<number> {
       return touchScript(redis, [k.persistedLastUse()], a.sha256s);
+    },
+
+    /** Stores a trusted document under `sha256` unless `max` are stored: whether it is new, or refused (FULL). */
+    async trust(a: { sha256: string; document: string; max: number }): Promise<boolean | Refused> {
+      const reply = await trustScript(redis, [k.persistedTrusted()], [a.sha256, a.document, a.max]);
+      return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** The trusted document stored under `sha256`, or null. */
+    readTrusted(a: { sha256: string }): Promise<string | null> {
+      return redis.hget(k.persistedTrusted(), a.sha256);
     },
 
     /** How many documents the store holds. */

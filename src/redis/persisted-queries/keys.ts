@@ -9,5 +9,7 @@ export function persistedQueryKeys({ key }: Keyspace) {
     persistedDocuments: () => key('apq', 'apq', 'documents'),
     /** sorted set: SHA-256 → its last use (ms, Redis's clock, refreshed at most once a minute per process) */
     persistedLastUse: () => key('apq', 'apq', 'used'),
+    /** hash: SHA-256 → a trusted document (PERSISTED_ONLY: registered by an admin; never evicted) */
+    persistedTrusted: () => key('apq', 'apq', 'trusted'),
   };
 }

@@ -1,17 +1,23 @@
 /** The persisted-queries domain: Apollo's automatic persisted queries, their documents stored in Redis. */
 import { persistedQueryCommands } from '../../redis/persisted-queries/commands.js';
 import type { Base, Domain, DomainMetric } from '../shared/domain.js';
+import type { AdminService } from '../users/admins.js';
+import { loadManifest } from './manifest.js';
 import { PersistedQueryStore } from './store.js';
+import { TrustedDocuments } from './trusted.js';
 
-export function createPersistedQueries({
-  redis,
-  space,
-  config,
-  log,
-}: Base): Domain<{ persistedQueries: PersistedQueryStore }> {
-  const persistedQueries = new PersistedQueryStore({
-    commands: persistedQueryCommands(redis, space),
-    options: config.persistedQueries,
+export function createPersistedQueries(
+  { redis, space, config, log }: Base,
+  { admins }: { admins: AdminService },
+): Domain<{ persistedQueries: PersistedQueryStore; trustedDocuments: TrustedDocuments }> {
+  const commands = persistedQueryCommands(redis, space);
+  const options = config.persistedQueries;
+  const persistedQueries = new PersistedQueryStore({ commands, options, log });
+  const trustedDocuments = new TrustedDocuments({
+    commands,
+    admins,
+    manifest: options.manifest === undefined ? new Map() : loadManifest(options.manifest),
+    options,
     log,
   });
   const f = persistedQueries.figures;
@@ -48,5 +54,5 @@ export function createPersistedQueries({
       collect: () => [{ value: f.evicted }],
     },
   ];
-  return { services: { persistedQueries }, metrics, close: () => persistedQueries.stop() };
+  return { services: { persistedQueries, trustedDocuments }, metrics, close: () => persistedQueries.stop() };
 }

@@ -11,11 +11,11 @@ import type { Logger } from 'pino';
 import type { PersistedQueryCommands } from '../../redis/persisted-queries/commands.js';
 
 /** A SHA-256 as APQ clients send it: 64 lowercase hex digits. */
-const SHA256 = /^[0-9a-f]{64}$/;
+export const SHA256 = /^[0-9a-f]{64}$/;
 /** Documents a process keeps in memory, at most this many ... */
-const LOCAL_MAX = 2000;
+export const LOCAL_MAX = 2000;
 /** ... and this many characters of them together. */
-const LOCAL_MAX_CHARS = 8 * 1024 * 1024;
+export const LOCAL_MAX_CHARS = 8 * 1024 * 1024;
 /** A document served from memory is marked used in Redis at most this often (per process). */
 const TOUCH_EVERY_MS = 60_000;
 /** Those marks are sent together, one script call at most this often. */
