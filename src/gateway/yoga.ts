@@ -17,6 +17,7 @@ import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorReques
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
+import { useMultipartSubscriptions } from './plugins/multipart-subscriptions.js';
 import { useOperationLimits, type RateLimitedContext } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
@@ -122,6 +123,8 @@ export function createGatewayYoga({
       useBadRequestCode(),
       // The multipart envelope around an upload gets 64 KiB beyond the file itself.
       useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
+      // Before useHttpMediaTypes, which answers 406 to a stream that no processor took.
+      useMultipartSubscriptions({ heartbeatMs: config.multipart.heartbeatMs, log }),
       useHttpMediaTypes(),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
