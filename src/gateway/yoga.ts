@@ -1,11 +1,13 @@
 /**
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
  * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz (/readyz is
- * http.ts'), and the plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET
- * /metrics' figures, rate limits, automatic persisted queries (APQ).
+ * http.ts'), and the plugins, in order: request checks and limits, Apollo's multipart subscriptions, media types,
+ * incremental delivery (`@defer`, `@stream`), maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
+ * limits, automatic persisted queries (APQ).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
@@ -126,6 +128,7 @@ export function createGatewayYoga({
       // Before useHttpMediaTypes, which answers 406 to a stream that no processor took.
       useMultipartSubscriptions({ heartbeatMs: config.multipart.heartbeatMs, log }),
       useHttpMediaTypes(),
+      useDeferStream(),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
         costLimit: { maxCost: config.limits.cost },
