@@ -8,6 +8,7 @@ import { gql } from '@apollo/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createChat, send } from '../support/chats.js';
+import { keysOf } from '../support/keys.js';
 import { apolloHttpClient, urqlClient } from '../support/frameworks.js';
 
 let t: TestApp;
@@ -126,6 +127,39 @@ describe('urql 6 (fetchExchange)', () => {
 });
 
 const hit = (id: string) => ({ document: { id } });
+
+describe('errors in parts', () => {
+  it("are masked as the first part's are: an unexpected one is INTERNAL_SERVER_ERROR, its message kept for the log", async () => {
+    const [own, other] = await Promise.all([t.signUp(), t.signUp()]);
+    const id = await createChat(t, own.token, [other.username], 'hi');
+    // A key of the wrong type (what another version might have left): reading the members fails in Redis.
+    const names = keysOf(t.config.keyPrefix).chat(id).names;
+    await t.redis.del(names);
+    await t.redis.set(names, 'not a sorted set');
+    const whole = await t.gql('query($c: ID!) { chat(id: $c) { id members { username } } }', { c: id }, own.token);
+    const expected = { message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+    expect(whole.errors).toEqual([expect.objectContaining(expected)]);
+
+    const res = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: `Bearer ${own.token}` },
+      body: JSON.stringify({
+        query: `query($c: ID!) { chat(id: $c) { id ... @defer { members { username } } } }`,
+        variables: { c: id },
+      }),
+    });
+    const parts = (await res.text())
+      .split(/\r\n---/)
+      .filter((part) => part.includes('{'))
+      .map(
+        (part) =>
+          JSON.parse(part.slice(part.indexOf('{'))) as { data?: unknown; incremental?: { errors?: unknown[] }[] },
+      );
+    expect(parts[0]).toEqual({ data: { chat: { id } }, hasNext: true });
+    expect(parts[1]!.incremental![0]!.errors).toEqual([expect.objectContaining(expected)]);
+    expect(JSON.stringify(parts)).not.toContain('WRONGTYPE');
+  });
+});
 
 describe('limits', () => {
   it("graphql-armor's depth, cost and directive limits count what @defer and @stream hold", async () => {
