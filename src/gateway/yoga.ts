@@ -2,12 +2,11 @@
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
  * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz (/readyz is
  * http.ts'), and the plugins, in order: request checks and limits, Apollo's multipart subscriptions, media types,
- * incremental delivery (`@defer`, `@stream`, their parts' errors masked), maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
+ * incremental delivery (`@defer`, `@stream`), maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
  * limits, automatic persisted queries (APQ).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
@@ -19,7 +18,7 @@ import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorReques
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
-import { useIncrementalErrorMasking } from './plugins/incremental-errors.js';
+import { useIncrementalDelivery } from './plugins/incremental.js';
 import { useMultipartSubscriptions } from './plugins/multipart-subscriptions.js';
 import { useOperationLimits, type RateLimitedContext } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
@@ -129,8 +128,7 @@ export function createGatewayYoga({
       // Before useHttpMediaTypes, which answers 406 to a stream that no processor took.
       useMultipartSubscriptions({ heartbeatMs: config.multipart.heartbeatMs, log }),
       useHttpMediaTypes(),
-      useDeferStream(),
-      useIncrementalErrorMasking(log),
+      useIncrementalDelivery(log),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
         costLimit: { maxCost: config.limits.cost },

@@ -6,7 +6,7 @@
  */
 import { gql } from '@apollo/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startTestApp, wsRequest, type TestApp } from '../support/app.js';
 import { createChat, send } from '../support/chats.js';
 import { keysOf } from '../support/keys.js';
 import { apolloHttpClient, urqlClient } from '../support/frameworks.js';
@@ -206,5 +206,20 @@ describe('limits', () => {
     const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
     expect(body.errors[0]!.extensions.code).toBe('BAD_USER_INPUT');
     expect(body.errors[0]!.message).toContain('multipart/mixed');
+  });
+});
+
+describe('subscriptions', () => {
+  it('refuse @defer and @stream, in their own selections and in the fragments they use', async () => {
+    const ws = t.wsClient(ann.token);
+    for (const query of [
+      'subscription { messageAdded { id ... @defer { text } } }',
+      'subscription { messageAdded { ...Later } } fragment Later on Message { id ... @defer { text } }',
+    ]) {
+      const refused = await wsRequest(ws, query);
+      expect(refused.errors?.map((e) => [e.message, e.extensions?.code])).toEqual([
+        ['@defer is not served in subscriptions', 'BAD_USER_INPUT'],
+      ]);
+    }
   });
 });
