@@ -209,6 +209,25 @@ describe('limits', () => {
   });
 });
 
+describe('a negative initialCount', () => {
+  it('is BAD_USER_INPUT, as a literal and as a variable', async () => {
+    const literal = await t.gql(
+      'query($c: ID!) { chat(id: $c) { messages @stream(initialCount: -1) { id } } }',
+      { c: chatId },
+      ann.token,
+    );
+    const variable = await t.gql(
+      'query($c: ID!, $n: Int!) { chat(id: $c) { messages @stream(initialCount: $n) { id } } }',
+      { c: chatId, n: -1 },
+      ann.token,
+    );
+    for (const refused of [literal, variable])
+      expect(refused.errors?.map((e) => [e.message, e.extensions?.code])).toEqual([
+        ['initialCount: must be 0 or more', 'BAD_USER_INPUT'],
+      ]);
+  });
+});
+
 describe('subscriptions', () => {
   it('refuse @defer and @stream, in their own selections and in the fragments they use', async () => {
     const ws = t.wsClient(ann.token);

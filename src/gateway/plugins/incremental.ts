@@ -1,6 +1,7 @@
 /**
  * Incremental delivery: `@defer` and `@stream` (@graphql-yoga/plugin-defer-stream, which adds the directives that
- * graphql 16 lacks and their validation rules), refused in subscriptions, and their parts' errors masked.
+ * graphql 16 lacks and their validation rules), refused in subscriptions, a negative `initialCount` refused as bad
+ * input (the executor would fail the field with an unexpected error), and their parts' errors masked.
  *
  * Subscriptions: the executor would flatten each event's parts into the event stream, every event ending with
  * `hasNext: false`, which a client cannot tell from the end of the stream; GraphQL's working group dropped
@@ -13,16 +14,20 @@
  */
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import {
+  GraphQLInt,
   OperationTypeNode,
+  valueFromAST,
   visit,
   type ASTVisitor,
+  type DocumentNode,
   type GraphQLError,
   type ValidationContext,
   type ValidationRule,
+  type ValueNode,
 } from 'graphql';
 import { createGraphQLError, handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import type { Logger } from '../../logger.js';
-import { maskError } from '../errors.js';
+import { graphQLError, maskError } from '../errors.js';
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
 
@@ -42,6 +47,32 @@ const NoIncrementalSubscriptions: ValidationRule = (context: ValidationContext):
   },
 });
 
+/** The `initialCount` arguments of each parsed document's `@stream`s (yoga's parser cache keeps documents). */
+const streamCounts = new WeakMap<DocumentNode, ValueNode[]>();
+
+function initialCounts(document: DocumentNode): ValueNode[] {
+  let counts = streamCounts.get(document);
+  if (!counts) {
+    const found: ValueNode[] = [];
+    visit(document, {
+      Directive(directive) {
+        if (directive.name.value !== 'stream') return;
+        const count = directive.arguments?.find((argument) => argument.name.value === 'initialCount');
+        if (count) found.push(count.value);
+      },
+    });
+    streamCounts.set(document, (counts = found));
+  }
+  return counts;
+}
+
+/** Whether an `initialCount` is negative, as a literal or in the request's (not yet coerced) variables. */
+const negativeCount = (document: DocumentNode, variables: unknown) =>
+  initialCounts(document).some((node) => {
+    const count: unknown = valueFromAST(node, GraphQLInt, variables as Record<string, unknown> | undefined);
+    return typeof count === 'number' && count < 0;
+  });
+
 /** What the executor sends after the first part (graphql-tools' SubsequentIncrementalExecutionResult, loosely). */
 interface IncrementalResult {
   incremental?: readonly { errors?: readonly GraphQLError[] }[];
@@ -60,7 +91,11 @@ export function useIncrementalDelivery(log: Logger): Plugin<Record<string, unkno
     onValidate({ addValidationRule }) {
       addValidationRule(NoIncrementalSubscriptions);
     },
-    onExecute() {
+    onExecute({ args, setResultAndStopExecution }) {
+      if (negativeCount(args.document as DocumentNode, args.variableValues)) {
+        setResultAndStopExecution({ errors: [graphQLError('BAD_USER_INPUT', 'initialCount: must be 0 or more')] });
+        return;
+      }
       return {
         onExecuteDone: (payload) =>
           handleStreamOrSingleExecutionResult(payload, ({ result, setResult }) => {
