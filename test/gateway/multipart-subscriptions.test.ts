@@ -133,6 +133,27 @@ describe('the multipart subscription protocol', () => {
     ]);
   });
 
+  it('is served, or SSE is, as the Accept header lists them first', async () => {
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, [], 'hello');
+    const served = async (accept: string) => {
+      const controller = new AbortController();
+      const res = await fetch(t.url, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${ann.token}` },
+        body: JSON.stringify({ query: MESSAGE_ADDED, variables: { c: chatId } }),
+      });
+      controller.abort();
+      return res.headers.get('content-type');
+    };
+    const multipart = 'multipart/mixed;boundary="graphql";subscriptionSpec="1.0"';
+    expect(await served('text/event-stream, multipart/mixed;subscriptionSpec=1.0')).toBe('text/event-stream');
+    expect(await served('multipart/mixed; subscriptionSpec="1.0", text/event-stream')).toBe(multipart);
+    // Without subscriptionSpec, multipart/mixed is the incremental-delivery format, which subscriptions do not take.
+    expect(await served('multipart/mixed, text/event-stream')).toBe('text/event-stream');
+  });
+
   it('is refused with 406 and a message naming both formats when the Accept header takes neither', async () => {
     const ann = await t.signUp();
     const res = await fetch(t.url, {
