@@ -89,6 +89,7 @@ const EnvSchema = z.object({
   POLL_AUDIT_MS: intFrom(100, 3_600_000).default(30_000),
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
   WS_SEND_TIMEOUT_MS: intFrom(100, 600_000).default(10_000),
+  MULTIPART_HEARTBEAT_MS: intFrom(100, 600_000).default(5000),
 
   WORKER: z.enum(['on', 'off']).default('on'),
   WORKER_CONCURRENCY: intFrom(1, 1000).default(8),
@@ -237,6 +238,8 @@ export interface Config {
     /** A socket with a send not completed for this long (a client that stopped reading) is closed with 1013. */
     sendTimeoutMs: number;
   };
+  /** Apollo's multipart HTTP subscriptions send an empty part this often, so that proxies keep the stream open. */
+  multipart: { heartbeatMs: number };
   /** Whether `npm start` runs a task worker in the gateway process (`npm run worker` always does). */
   worker: boolean;
   queues: {
@@ -452,6 +455,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       maxSubscriptions: e.WS_MAX_SUBSCRIPTIONS,
       sendTimeoutMs: e.WS_SEND_TIMEOUT_MS,
     },
+    multipart: { heartbeatMs: e.MULTIPART_HEARTBEAT_MS },
     worker: e.WORKER === 'on',
     queues: {
       concurrency: e.WORKER_CONCURRENCY,

@@ -23,6 +23,7 @@ import { queueDepths } from '../services/coordination/index.js';
 import type { DomainMetric, MetricValue } from '../services/shared/domain.js';
 import { ANONYMOUS, OTHER } from '../services/telemetry/counters.js';
 import { publicCode } from './errors.js';
+import type { HttpSubscriptionTransport } from './plugins/http-media-types.js';
 
 /** Every metric of the gateway is named `gateway_…` (prom-client's process metrics keep their standard names). */
 export const METRICS_PREFIX = 'gateway_';
@@ -80,7 +81,8 @@ export class GatewayMetrics {
   private readonly refused = new Map<string, number>();
   private readonly rateLimited = new Map<string, number>();
   private readonly responses = new Map<number, number>();
-  private sse = 0;
+  /** Live subscriptions over HTTP, by transport. */
+  private readonly http: Record<HttpSubscriptionTransport, number> = { sse: 0, multipart: 0 };
   private server: Server | undefined;
   private sockets: (() => SocketStats) | undefined;
   private readonly token: Buffer | undefined;
@@ -185,12 +187,12 @@ export class GatewayMetrics {
     add(this.responses, status);
   }
 
-  /** A subscription over HTTP (SSE) started; call the returned function when it ends. */
-  sseSubscription(): () => void {
-    this.sse++;
+  /** A subscription over HTTP (SSE or multipart) started; call the returned function when it ends. */
+  httpSubscription(transport: HttpSubscriptionTransport): () => void {
+    this.http[transport]++;
     let ended = false;
     return () => {
-      if (!ended) this.sse--;
+      if (!ended) this.http[transport]--;
       ended = true;
     };
   }
@@ -321,10 +323,11 @@ export class GatewayMetrics {
     gauge('websockets', 'Open graphql-ws sockets', () =>
       Promise.resolve(this.sockets ? [{ value: this.sockets().sockets }] : []),
     );
-    gauge('subscriptions', 'Live subscriptions, by transport (ws: graphql-ws; sse: over HTTP)', () => {
+    gauge('subscriptions', 'Live subscriptions, by transport (ws: graphql-ws; sse, multipart: over HTTP)', () => {
       const values: Value[] = [];
       if (this.sockets) values.push({ labels: { transport: 'ws' }, value: this.sockets().subscriptions });
-      if (this.enabled) values.push({ labels: { transport: 'sse' }, value: this.sse });
+      if (this.enabled) values.push({ labels: { transport: 'sse' }, value: this.http.sse });
+      if (this.enabled) values.push({ labels: { transport: 'multipart' }, value: this.http.multipart });
       return Promise.resolve(values);
     });
   }

@@ -1,8 +1,9 @@
 /**
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
  * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz (/readyz is
- * http.ts'), and the plugins, in order: request checks and limits, maintenance, SSE revocation, telemetry and GET
- * /metrics' figures, rate limits, automatic persisted queries (APQ).
+ * http.ts'), and the plugins, in order: request checks and limits, Apollo's multipart subscriptions, media types,
+ * incremental delivery (`@defer`, `@stream`), maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
+ * limits, automatic persisted queries (APQ).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
@@ -18,6 +19,8 @@ import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorReques
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
+import { useIncrementalDelivery } from './plugins/incremental.js';
+import { useMultipartSubscriptions } from './plugins/multipart-subscriptions.js';
 import { useOperationLimits, type RateLimitedContext } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
 import { useOperationMetrics } from './plugins/metrics.js';
@@ -129,7 +132,10 @@ export function createGatewayYoga({
       useBadRequestCode(),
       // The multipart envelope around an upload gets 64 KiB beyond the file itself.
       useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
+      // Before useHttpMediaTypes, which answers 406 to a stream that no processor took.
+      useMultipartSubscriptions({ heartbeatMs: config.multipart.heartbeatMs, log }),
       useHttpMediaTypes(),
+      useIncrementalDelivery(log),
       EnvelopArmorPlugin({
         maxDepth: { n: config.limits.depth },
         costLimit: { maxCost: config.limits.cost },

@@ -4,13 +4,15 @@
  * until their stream is set up. Recording is in memory: the telemetry (src/services/telemetry/metrics.ts) bounds the
  * name and writes it to Redis later; `GET /metrics` (gateway/prometheus.ts) labels it with that same bounded name
  * and counts the result's errors by code. HTTP requests refused before any operation ran (syntax, validation and
- * document limits, an unknown persisted query) are counted by code, and subscriptions over HTTP (SSE) while live.
+ * document limits, an unknown persisted query) are counted by code, and subscriptions over HTTP (SSE, multipart)
+ * while live.
  */
 import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../../context.js';
 import type { OperationTiming } from '../../services/telemetry/metrics.js';
 import type { GatewayMetrics } from '../prometheus.js';
+import { httpSubscriptionTransport } from './http-media-types.js';
 import { wasRefusedEarly } from './limits.js';
 
 function operationName(document: unknown, name: unknown): string | undefined {
@@ -65,7 +67,9 @@ export function useOperationMetrics(
           finish(args, started, result as Result);
           if (!request || !isAsyncIterable(result)) return;
           // Over WebSocket, ws.ts counts the live subscriptions at the scrape: no hook for each of them.
-          return { onEnd: prometheus.sseSubscription() };
+          return {
+            onEnd: prometheus.httpSubscription(httpSubscriptionTransport(request.headers.get('accept')) ?? 'sse'),
+          };
         },
       };
     },

@@ -1,6 +1,7 @@
 /**
- * A subscription over HTTP (SSE) ends with an UNAUTHENTICATED error as soon as its token is revoked (in any
- * process) or found expired; over WebSocket the socket itself closes with 4403 (src/app.ts).
+ * A subscription over HTTP (SSE, or multipart, where the error is the protocol's transport error) ends with an
+ * UNAUTHENTICATED error as soon as its token is revoked (in any process) or found expired; over WebSocket the socket
+ * itself closes with 4403 (src/app.ts).
  */
 import { Repeater } from '@repeaterjs/repeater';
 import type { ExecutionResult } from 'graphql';
