@@ -7,7 +7,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import type { TracerProvider } from '@opentelemetry/api';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { authenticate, type Context } from '../context.js';
@@ -24,7 +23,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
-import { useTracing } from './plugins/tracing.js';
+import type { OperationTracing } from './plugins/tracing.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -92,8 +91,8 @@ export function createGatewayYoga({
   services: Services;
   log: Logger;
   prometheus: GatewayMetrics;
-  /** Where operations' spans go, once OpenTelemetry is loaded (src/tracing.ts); undefined: no tracing. */
-  tracing?: Promise<TracerProvider>;
+  /** The operations' spans (plugins/tracing.ts); undefined: no tracing. */
+  tracing?: OperationTracing;
 }) {
   return createYoga<ServerContext, OperationContext>({
     schema,
@@ -124,7 +123,7 @@ export function createGatewayYoga({
       };
     },
     plugins: [
-      ...(tracing ? [useTracing(tracing)] : []),
+      ...(tracing ? [tracing.plugin] : []),
       useBadRequestCode(),
       // The multipart envelope around an upload gets 64 KiB beyond the file itself.
       useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
