@@ -75,7 +75,7 @@ class SocketOperationContext implements ServerContext, TracedContext {
     readonly authorization: unknown,
     private readonly parentLog: Logger,
     private readonly operationId: string,
-    /** The subscribe message's extensions: a `traceparent` there continues the caller's trace. */
+    /** With tracing on, the subscribe message's extensions: a `traceparent` there continues the caller's trace. */
     readonly traceCarrier: unknown,
   ) {}
 
@@ -136,7 +136,7 @@ export function serveWebSocket(
       ctx.connectionParams?.authorization ?? '',
       log,
       id,
-      payload.extensions,
+      tracing && payload.extensions, // kept for the subscription's life: only when it is read
     );
     const enveloped = yoga.getEnveloped(initialContext);
     // envelop types parse and validate loosely; they are graphql-js's functions wrapped by the plugins.

@@ -174,6 +174,20 @@ describe('an incoming W3C trace context', () => {
       expect(span.parentSpanContext).toBeUndefined();
     }
   });
+
+  it("follows the caller's sampling flag: an operation under an unsampled parent is not recorded", async () => {
+    const unsampled = caller();
+    const name = uniqueName('Unsampled');
+    const traceparent = unsampled.traceparent.replace(/-01$/, '-00');
+    expect(await post(t.url, { query: `query ${name} { me { id } }` }, { traceparent })).toEqual([]);
+    // A sampled operation after it: once its span has arrived, the first one's would have too.
+    const sampled = caller();
+    expect(await post(t.url, { query: `query ${name} { me { id } }` }, { traceparent: sampled.traceparent })).toEqual(
+      [],
+    );
+    expect((await rootOf(sampled)).name).toBe(`query.${name}`);
+    expect(exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === unsampled.traceId)).toEqual([]);
+  });
 });
 
 describe('an operation refused before it ran', () => {
