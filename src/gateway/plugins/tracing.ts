@@ -53,13 +53,19 @@ interface Loaded extends Hooks {
   refused: OperationTracing['refused'];
 }
 
-/** Reads `traceparent` and `tracestate` from HTTP headers or a plain object (a subscribe message's extensions). */
+const isHeaders = (carrier: object): carrier is Headers => typeof (carrier as { get?: unknown }).get === 'function';
+
+/** Reads a propagator's keys (W3C's `traceparent`, `tracestate`) from HTTP headers or a subscribe message's extensions. */
 const getter: TextMapGetter<unknown> = {
-  keys: () => [],
+  keys: (carrier) =>
+    typeof carrier !== 'object' || carrier === null
+      ? []
+      : isHeaders(carrier)
+        ? [...carrier.keys()]
+        : Object.keys(carrier),
   get(carrier, key) {
     if (typeof carrier !== 'object' || carrier === null) return undefined;
-    const { get } = carrier as { get?: unknown };
-    const value = typeof get === 'function' ? (carrier as Headers).get(key) : (carrier as Record<string, unknown>)[key];
+    const value = isHeaders(carrier) ? carrier.get(key) : (carrier as Record<string, unknown>)[key];
     return typeof value === 'string' ? value : undefined;
   },
 };
