@@ -5,6 +5,7 @@
 import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import { closeHttpServer, createHttpServer } from './gateway/http.js';
+import { operationTracing } from './gateway/plugins/tracing.js';
 import { serveWebSocket } from './gateway/ws.js';
 import { GatewayMetrics } from './gateway/prometheus.js';
 import { createGatewayYoga } from './gateway/yoga.js';
@@ -37,9 +38,10 @@ export function buildApp({
   // With tracing off, nothing of OpenTelemetry is loaded (src/tracing.ts imports it).
   const tracing = config.tracing && import('./tracing.js').then((t) => t.startTracing(config.tracing!, log));
   tracing?.catch((err: unknown) => log.error({ err }, 'tracing could not start: operations fail until restarted'));
-  const yoga = createGatewayYoga({ config, services, log, prometheus, tracing: tracing?.then((t) => t.provider) });
+  const operations = tracing && operationTracing(tracing.then((t) => t.provider));
+  const yoga = createGatewayYoga({ config, services, log, prometheus, tracing: operations });
   const server = createHttpServer(yoga, config.limits, log, prometheus, () => services.ops.ready({ timeoutMs: 1000 }));
-  const ws = serveWebSocket(server, { yoga, services, config, log, prometheus });
+  const ws = serveWebSocket(server, { yoga, services, config, log, prometheus, tracing: operations });
   prometheus.watch({ server, sockets: () => ws.stats() });
   let closing: Promise<void> | undefined;
   return {

@@ -5,11 +5,15 @@
  * operations' spans are the GraphQL plugin's (gateway/plugins/tracing.ts), the Redis commands' the ioredis
  * instrumentation's (redis/clients.ts traceRedisCommands).
  *
+ * An incoming trace context is read with W3C Trace Context's propagator (`traceparent`, `tracestate`), registered here.
+ *
  * A process that set OpenTelemetry up before the gateway started (a preloaded SDK, or a test with an in-memory
- * exporter) keeps its tracer provider and context manager: the gateway's spans then go wherever that one sends them.
+ * exporter) keeps its tracer provider, context manager and propagator: the gateway's spans then go wherever that one
+ * sends them.
  */
-import { context, trace, type TracerProvider as TracerProviderApi } from '@opentelemetry/api';
+import { context, propagation, trace, type TracerProvider as TracerProviderApi } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -29,6 +33,7 @@ export async function startTracing(config: NonNullable<Config['tracing']>, log: 
   const contextManager = new AsyncLocalStorageContextManager();
   const ownContext = context.setGlobalContextManager(contextManager); // false: the process has one
   if (ownContext) contextManager.enable();
+  const ownPropagator = propagation.setGlobalPropagator(new W3CTraceContextPropagator()); // false: the process has one
   const Exporter = config.protocol === 'http/json' ? JsonExporter : ProtobufExporter;
   const own = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName }),
@@ -48,6 +53,7 @@ export async function startTracing(config: NonNullable<Config['tracing']>, log: 
     provider,
     async stop() {
       if (ownContext) context.disable();
+      if (ownPropagator) propagation.disable();
       if (!registered) return;
       await own.shutdown();
       trace.disable();

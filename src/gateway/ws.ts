@@ -3,7 +3,9 @@
  * HTTP). A socket opened with a token is watched: its revocation (heard from any process) or the expiry of its
  * session closes it with 4403. Operations per socket are bounded; `markRead: true` counts what the client confirmed.
  * A subscribe message may name a persisted query by its hash alone (APQ, or a trusted document with PERSISTED_ONLY).
- * GET /metrics counts the sockets and their live subscriptions when it is scraped, nothing per message.
+ * GET /metrics counts the sockets and their live subscriptions when it is scraped, nothing per message. With tracing
+ * on, an operation refused here before it ran gets its span (plugins/tracing.ts), and one's `extensions` may carry
+ * the caller's `traceparent`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -16,7 +18,7 @@ import type {
   validate as graphqlValidate,
 } from 'graphql';
 import { isAsyncIterable } from 'graphql-yoga';
-import type { Context as WsContext } from 'graphql-ws';
+import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { authenticate, type Context } from '../context.js';
@@ -24,6 +26,7 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services/index.js';
 import { graphQLError, maskError } from './errors.js';
 import { persistedDocument, persistedId, type WithParams } from './plugins/persisted-queries.js';
+import type { OperationTracing, TracedContext } from './plugins/tracing.js';
 import type { GatewayMetrics, SocketStats } from './prometheus.js';
 import { serveGraphQLOverWebSocket, type SocketExtra } from './sockets.js';
 import { GRAPHQL_PATH, type GatewayYoga, type ServerContext } from './yoga.js';
@@ -64,7 +67,7 @@ function receiptConfirmer(socket: WebSocket): () => Promise<void> {
  * 450 bytes more per subscription); this one stays in fast mode. Its logger is made on first use, as most
  * operations never log.
  */
-class SocketOperationContext implements ServerContext {
+class SocketOperationContext implements ServerContext, TracedContext {
   private opLog: Logger | undefined = undefined;
 
   constructor(
@@ -73,6 +76,8 @@ class SocketOperationContext implements ServerContext {
     readonly authorization: unknown,
     private readonly parentLog: Logger,
     private readonly operationId: string,
+    /** With tracing on, the subscribe message's extensions: a `traceparent` there continues the caller's trace. */
+    readonly traceCarrier: unknown,
   ) {}
 
   get log(): Logger {
@@ -92,7 +97,16 @@ export function serveWebSocket(
     config,
     log,
     prometheus,
-  }: { yoga: GatewayYoga; services: Services; config: Config; log: Logger; prometheus: GatewayMetrics },
+    tracing,
+  }: {
+    yoga: GatewayYoga;
+    services: Services;
+    config: Config;
+    log: Logger;
+    prometheus: GatewayMetrics;
+    /** Spans for the operations refused here, before they ran; undefined: no tracing. */
+    tracing?: OperationTracing;
+  },
 ): { dispose(): Promise<void>; stats(): SocketStats } {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: config.limits.requestBytes });
   // ws re-emits the HTTP server's errors (a port in use); the server's owner handles and logs them (server.ts).
@@ -105,6 +119,73 @@ export function serveWebSocket(
   const refused = (errors: readonly GraphQLError[]) => {
     if (prometheus.enabled) prometheus.refusedRequest(errors);
     return errors;
+  };
+
+  /** A subscribe message's operation, ready to run, or the errors it is refused with. */
+  const admit = async (
+    ctx: WsContext<Params, Extra>,
+    id: string,
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+    // graphql-ws has already registered this operation when onSubscribe runs.
+    if (Object.keys(ctx.subscriptions).length > config.websocket.maxSubscriptions) {
+      return [graphQLError('BUSY', `at most ${config.websocket.maxSubscriptions} operations per connection`)];
+    }
+    const initialContext = new SocketOperationContext(
+      ctx.extra.address,
+      requestIdOf(ctx),
+      ctx.connectionParams?.authorization ?? '',
+      log,
+      id,
+      tracing && payload.extensions, // kept for the subscription's life: only when it is read
+    );
+    const enveloped = yoga.getEnveloped(initialContext);
+    // envelop types parse and validate loosely; they are graphql-js's functions wrapped by the plugins.
+    const parse = enveloped.parse as typeof graphqlParse;
+    const validate = enveloped.validate as typeof graphqlValidate;
+    const schema = enveloped.schema as GraphQLSchema;
+    let document: DocumentNode;
+    let query = payload.query;
+    const persisted = persistedId(payload) !== undefined;
+    try {
+      // A hash-only message (urql's persistedExchange for subscriptions): the registered document, or
+      // PersistedQueryNotFound, on which the client sends it again with its query. With PERSISTED_ONLY=on, every
+      // message: a trusted document's hash, or a whole document from an admin.
+      if (persisted || services.trustedDocuments.only) {
+        const viewer = async () => (await authenticate(services, initialContext.authorization)).viewer;
+        query = (await persistedDocument(services, payload, viewer)) ?? '';
+      }
+      // Both may throw: parse on syntax and token limits, validate on graphql-armor's limits.
+      document = parse(query);
+      const errors = validate(schema, document);
+      if (errors.length > 0) return refused(errors);
+    } catch (err) {
+      return refused([maskError(err, 'Unexpected error.') as GraphQLError]);
+    }
+    let contextValue: Context;
+    try {
+      contextValue = await enveloped.contextFactory();
+    } catch (err) {
+      // Redis unreachable while resolving the token: an error for this operation, the socket stays open.
+      initialContext.log.error({ err }, 'websocket operation context failed');
+      return [maskError(err, 'Unexpected error.') as GraphQLError];
+    }
+    if (contextValue.rejected) {
+      // The token this socket was opened with has been revoked or has expired.
+      forbidden(ctx.extra.socket);
+      return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];
+    }
+    contextValue.confirmReceipt = ctx.extra.confirmReceipt ??= receiptConfirmer(ctx.extra.socket);
+    // What the persisted-query plugin registers once the operation is admitted, as over HTTP.
+    if (persisted) (contextValue as Context & WithParams).params = { query, extensions: payload.extensions };
+    return {
+      schema,
+      operationName: payload.operationName,
+      document,
+      variableValues: payload.variables,
+      contextValue,
+      rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
+    };
   };
 
   const served = serveGraphQLOverWebSocket<Params, Extra>(
@@ -131,66 +212,13 @@ export function serveWebSocket(
         );
         return true;
       },
-      onSubscribe: async (ctx, id, payload) => {
-        // graphql-ws has already registered this operation when onSubscribe runs.
-        if (Object.keys(ctx.subscriptions).length > config.websocket.maxSubscriptions) {
-          return [graphQLError('BUSY', `at most ${config.websocket.maxSubscriptions} operations per connection`)];
-        }
-        const initialContext = new SocketOperationContext(
-          ctx.extra.address,
-          requestIdOf(ctx),
-          ctx.connectionParams?.authorization ?? '',
-          log,
-          id,
-        );
-        const enveloped = yoga.getEnveloped(initialContext);
-        // envelop types parse and validate loosely; they are graphql-js's functions wrapped by the plugins.
-        const parse = enveloped.parse as typeof graphqlParse;
-        const validate = enveloped.validate as typeof graphqlValidate;
-        const schema = enveloped.schema as GraphQLSchema;
-        let document: DocumentNode;
-        let query = payload.query;
-        const persisted = persistedId(payload) !== undefined;
-        try {
-          // A hash-only message (urql's persistedExchange for subscriptions): the registered document, or
-          // PersistedQueryNotFound, on which the client sends it again with its query. With PERSISTED_ONLY=on, every
-          // message: a trusted document's hash, or a whole document from an admin.
-          if (persisted || services.trustedDocuments.only) {
-            const viewer = async () => (await authenticate(services, initialContext.authorization)).viewer;
-            query = (await persistedDocument(services, payload, viewer)) ?? '';
+      onSubscribe: tracing
+        ? async (ctx, id, payload) => {
+            const admitted = await admit(ctx, id, payload);
+            if (Array.isArray(admitted)) tracing.refused(payload.extensions, admitted);
+            return admitted;
           }
-          // Both may throw: parse on syntax and token limits, validate on graphql-armor's limits.
-          document = parse(query);
-          const errors = validate(schema, document);
-          if (errors.length > 0) return refused(errors);
-        } catch (err) {
-          return refused([maskError(err, 'Unexpected error.') as GraphQLError]);
-        }
-        let contextValue: Context;
-        try {
-          contextValue = await enveloped.contextFactory();
-        } catch (err) {
-          // Redis unreachable while resolving the token: an error for this operation, the socket stays open.
-          initialContext.log.error({ err }, 'websocket operation context failed');
-          return [maskError(err, 'Unexpected error.') as GraphQLError];
-        }
-        if (contextValue.rejected) {
-          // The token this socket was opened with has been revoked or has expired.
-          forbidden(ctx.extra.socket);
-          return [graphQLError('UNAUTHENTICATED', 'session revoked or expired')];
-        }
-        contextValue.confirmReceipt = ctx.extra.confirmReceipt ??= receiptConfirmer(ctx.extra.socket);
-        // What the persisted-query plugin registers once the operation is admitted, as over HTTP.
-        if (persisted) (contextValue as Context & WithParams).params = { query, extensions: payload.extensions };
-        return {
-          schema,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue,
-          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
-        };
-      },
+        : admit,
     },
     wss,
     { sendTimeoutMs: config.websocket.sendTimeoutMs, log },

@@ -8,7 +8,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import type { TracerProvider } from '@opentelemetry/api';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { authenticate, type Context } from '../context.js';
@@ -27,7 +26,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
-import { useTracing } from './plugins/tracing.js';
+import type { OperationTracing } from './plugins/tracing.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -95,8 +94,8 @@ export function createGatewayYoga({
   services: Services;
   log: Logger;
   prometheus: GatewayMetrics;
-  /** Where operations' spans go, once OpenTelemetry is loaded (src/tracing.ts); undefined: no tracing. */
-  tracing?: Promise<TracerProvider>;
+  /** The operations' spans (plugins/tracing.ts); undefined: no tracing. */
+  tracing?: OperationTracing;
 }) {
   return createYoga<ServerContext, OperationContext>({
     schema,
@@ -128,7 +127,7 @@ export function createGatewayYoga({
       };
     },
     plugins: [
-      ...(tracing ? [useTracing(tracing)] : []),
+      ...(tracing ? [tracing.plugin] : []),
       useBadRequestCode(),
       // The multipart envelope around an upload gets 64 KiB beyond the file itself.
       useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),

@@ -27,6 +27,8 @@ export interface RateLimitedContext {
   authentication?: Promise<Authentication>;
   /** HTTP: whether the rate limit admitted or refused the request before parsing. */
   rateLimit?: 'admitted' | 'refused';
+  /** HTTP: the rate limit's refusal before parsing (its span, plugins/tracing.ts, gives its code). */
+  earlyRefusal?: AppError;
 }
 
 /** Whether an HTTP request was refused before parsing (counted as an operation, not as a bad request). */
@@ -61,6 +63,7 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
         const apply = (r: AppError | undefined) => {
           if (!r) return void (server.rateLimit = 'admitted');
           server.rateLimit = 'refused';
+          server.earlyRefusal = r;
           refused({ operation: params.operationName ?? undefined, refusal: r });
           // The answer yoga gives a refusal at execution, serialized here: no GraphQL error is made, where yoga's
           // serializer copies each error into a new one (capturing a new stack) to strip internals. A result
