@@ -23,6 +23,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
+import { useSseRefusalStatus } from './plugins/sse-refusals.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -152,6 +153,7 @@ export function createGatewayYoga({
       usePersistedQueries(services.persistedQueries),
       useErrorRequestIds(),
       useScopeCacheRelease(),
+      useSseRefusalStatus(),
     ],
   });
 }
