@@ -77,6 +77,7 @@ const EnvSchema = z.object({
   MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
   MAX_QUERY_TOKENS: intFrom(10, 1_000_000).default(2000),
   SHUTDOWN_TIMEOUT_MS: intFrom(100, 60_000).default(8000),
+  SSE_RESERVATIONS_PER_CLIENT: intFrom(0, 1000).default(8),
 
   CHAT_HISTORY: intFrom(0, 1_000_000).default(100),
   CHAT_BACKLOG: intFrom(1, 10_000_000).default(10_000),
@@ -202,6 +203,11 @@ export interface Config {
     cost: number;
     aliases: number;
     tokens: number;
+    /**
+     * graphql-sse single-connection reservations (PUT /graphql, reserved or streaming) one user, or one address
+     * signed out, holds at once in one gateway process; 0 turns the mode off.
+     */
+    sseReservationsPerClient: number;
   };
   shutdownTimeoutMs: number;
   chats: {
@@ -396,6 +402,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       cost: e.MAX_QUERY_COST,
       aliases: e.MAX_QUERY_ALIASES,
       tokens: e.MAX_QUERY_TOKENS,
+      sseReservationsPerClient: e.SSE_RESERVATIONS_PER_CLIENT,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     chats: {

@@ -16,6 +16,7 @@ import type { Services } from '../services/index.js';
 import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './errors.js';
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
+import { useGraphQLSseSingleConnection } from './plugins/graphql-sse.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useOperationLimits, type RateLimitedContext } from './plugins/limits.js';
 import { useMaintenanceMode } from './plugins/maintenance.js';
@@ -154,6 +155,11 @@ export function createGatewayYoga({
       useErrorRequestIds(),
       useScopeCacheRelease(),
       useSseRefusalStatus(),
+      useGraphQLSseSingleConnection({
+        path: GRAPHQL_PATH,
+        services,
+        perClient: config.limits.sseReservationsPerClient,
+      }),
     ],
   });
 }

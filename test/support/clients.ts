@@ -142,8 +142,12 @@ export const refusalsAsResults: typeof fetch = async (input, init) => {
 };
 
 /** graphql-sse's client as README shows it (distinct connections unless `singleConnection`). */
-export function sseClient(url: string, token?: string, options: Partial<SseClientOptions> = {}): SseClient {
-  return createSseClient({
+export function sseClient<Single extends boolean = false>(
+  url: string,
+  token?: string,
+  options: Partial<SseClientOptions<Single>> = {},
+): SseClient<Single> {
+  return createSseClient<Single>({
     url,
     headers: token ? { authorization: `Bearer ${token}` } : {},
     fetchFn: refusalsAsResults,
@@ -161,7 +165,11 @@ export interface SseRecording {
   stop(): void;
 }
 
-export function sseRecord(client: SseClient, query: string, variables?: Record<string, unknown>): SseRecording {
+export function sseRecord(
+  client: SseClient<boolean>,
+  query: string,
+  variables?: Record<string, unknown>,
+): SseRecording {
   const rec: SseRecording = {
     results: [],
     completed: false,
