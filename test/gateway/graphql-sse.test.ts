@@ -93,6 +93,20 @@ describe("graphql-sse's client in single-connection mode", () => {
   });
 });
 
+describe('operations over a reserved stream past the rate limit', () => {
+  it('get BUSY as their result', async () => {
+    const busy = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1' });
+    const dave = await busy.signUp(); // the address's one operation of the minute; dave's own quota is next
+    for (let i = 0; i < 5; i++) if ((await busy.gql('{ me { id } }', {}, dave.token)).errors?.length) break;
+    const client = sseClient(busy.url, dave.token, { singleConnection: true });
+    const rec = sseRecord(client, MESSAGE_ADDED, {});
+    await rec.until(() => rec.completed || rec.error !== undefined);
+    expect(rec.results.map((r) => r.errors?.[0]?.extensions?.code)).toEqual(['BUSY']);
+    client.dispose();
+    await busy.close();
+  });
+});
+
 describe('reservations (PUT /graphql)', () => {
   const put = (token?: string) =>
     fetch(t.url, { method: 'PUT', headers: token ? { authorization: `Bearer ${token}` } : {} });
