@@ -127,6 +127,18 @@ describe.each(['POST', 'GET'] as const)('a subscription refused over raw SSE (%s
   });
 });
 
+describe('an invalid document over SSE', () => {
+  it('answers 400 with BAD_USER_INPUT in the stream', async () => {
+    const res = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { noSuchField }' }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/^event: next\ndata: .*"code":"BAD_USER_INPUT"/m);
+  });
+});
+
 describe('a subscription that is admitted over SSE', () => {
   it('still answers 200 and streams', async () => {
     const res = await fetch(t.url, {
