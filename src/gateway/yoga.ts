@@ -159,6 +159,7 @@ export function createGatewayYoga({
         path: GRAPHQL_PATH,
         services,
         perClient: config.limits.sseReservationsPerClient,
+        connectMs: config.limits.sseReservationConnectMs,
       }),
     ],
   });

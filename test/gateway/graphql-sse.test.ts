@@ -133,6 +133,22 @@ describe('reservations (PUT /graphql)', () => {
     expect(await eventually(async () => (await put(carol.token)).status === 201)).toBe(true);
   });
 
+  it('are dropped when their stream is not opened within SSE_RESERVATION_CONNECT_MS', async () => {
+    const soon = await startTestApp({ SSE_RESERVATIONS_PER_CLIENT: '1', SSE_RESERVATION_CONNECT_MS: '100' });
+    const erin = await soon.signUp();
+    const reserve = () => fetch(soon.url, { method: 'PUT', headers: { authorization: `Bearer ${erin.token}` } });
+    const dropped = await reserve();
+    expect(dropped.status).toBe(201);
+    const token = await dropped.text();
+    expect(await eventually(async () => (await reserve()).status === 201)).toBe(true);
+    // graphql-sse no longer knows it: a GET with its token is no stream of it (but a request without a query).
+    const stale = await fetch(soon.url, {
+      headers: { accept: 'text/event-stream', 'x-graphql-event-stream-token': token },
+    });
+    expect(stale.status).toBe(400);
+    await soon.close();
+  });
+
   it('refuse a token that is no session with 401 UNAUTHENTICATED', async () => {
     const refused = await put('x'.repeat(43));
     expect(refused.status).toBe(401);

@@ -9,7 +9,7 @@
  * A refusal is the operation's result in the stream, never a 4xx on its POST (graphql-sse's client would retry it).
  * A reservation is bounded: a user (or an address signed out) holds at most `perClient` reserved or open streams in
  * this process; past it, or with a token that is no session, the PUT is refused (429 BUSY, 401 UNAUTHENTICATED,
- * JSON); a reservation not opened within CONNECT_WITHIN_MS is dropped. Reservations live in the process that took
+ * JSON); a reservation not opened within `connectMs` is dropped. Reservations live in the process that took
  * them: a deployment of several gateways routes a client's requests to one of them (sticky sessions).
  *
  * graphql-yoga's plugin for this (@graphql-yoga/plugin-graphql-sse) is not used: it takes every request of its path
@@ -33,9 +33,6 @@ import { AppError, type ErrorCode } from '../../errors.js';
 import type { Services } from '../../services/index.js';
 import { httpStatusOf, maskError } from '../errors.js';
 
-/** How long a reservation waits for its stream (graphql-sse's client opens it right after the PUT). */
-export const CONNECT_WITHIN_MS = 30_000;
-
 const refusal = (code: ErrorCode, message: string): HandlerResponse => [
   JSON.stringify({ errors: [{ message, extensions: { code } }] }),
   {
@@ -53,10 +50,12 @@ export function useGraphQLSseSingleConnection({
   path,
   services,
   perClient,
+  connectMs,
 }: {
   path: string;
   services: Services;
   perClient: number;
+  connectMs: number;
 }): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
   /** Reservation token → who holds it, and the timer that drops it unless its stream opens. */
@@ -92,7 +91,7 @@ export function useGraphQLSseSingleConnection({
       return refusal('BUSY', `at most ${perClient} graphql-sse reservations at once: close a stream first`);
     const token = randomUUID();
     held.set(who, holding + 1);
-    reservations.set(token, { who, expiry: setTimeout(() => void drop(token), CONNECT_WITHIN_MS).unref() });
+    reservations.set(token, { who, expiry: setTimeout(() => void drop(token), connectMs).unref() });
     return token;
   };
 
