@@ -3,34 +3,18 @@
  * token), with graphql-sse's own client in `singleConnection` mode: a chat subscription catches up and then
  * delivers, a refusal is the operation's result, a revoked token ends the subscription, and reservations are bounded.
  */
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
+import { eventually, requestLog, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
 import { CREATE_CHAT, MESSAGE_ADDED, SEND } from '../support/chats.js';
 
-interface LoggedRequest {
-  msg?: string;
-  method?: string;
-  url?: string;
-  status?: number;
-}
-
 let t: TestApp;
-const logged: LoggedRequest[] = [];
+const logged = requestLog();
 
 beforeAll(async () => {
-  const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as LoggedRequest) });
-  t = await startTestApp({ SSE_RESERVATIONS_PER_CLIENT: '2' }, log);
+  t = await startTestApp({ SSE_RESERVATIONS_PER_CLIENT: '2' }, logged.log);
 });
 
 afterAll(() => t.close());
-
-/** The [method, status] of each /graphql request the gateway logged since `from` (the log's length then). */
-const requestsSince = (from: number) =>
-  logged
-    .slice(from)
-    .filter((line) => line.msg === 'request' && line.url?.startsWith('/graphql'))
-    .map((line) => [line.method, line.status]);
 
 async function chatWith(members: string[], text: string) {
   const ann = await t.signUp();
@@ -43,7 +27,7 @@ const texts = (results: { data?: unknown }[]) =>
 
 describe("graphql-sse's client in single-connection mode", () => {
   it('subscribes over a reserved stream: what the member missed, then new messages', async () => {
-    const from = logged.length;
+    const from = logged.since();
     const bob = await t.signUp();
     const { ann, chatId } = await chatWith([bob.username], 'sent while bob was away');
     const client = sseClient(t.url, bob.token, { singleConnection: true });
@@ -56,7 +40,7 @@ describe("graphql-sse's client in single-connection mode", () => {
     client.dispose();
     // A reservation and one operation on it (the stream's GET is logged when it ends; the client's DELETE after it
     // finds the stream gone already: 404).
-    expect(requestsSince(from)).toEqual(
+    expect(logged.requests(from)).toEqual(
       expect.arrayContaining([
         ['PUT', 201],
         ['POST', 202],
@@ -67,14 +51,14 @@ describe("graphql-sse's client in single-connection mode", () => {
   it('delivers a refusal as the operation result, then completes, without asking again', async () => {
     const outsider = await t.signUp();
     const { chatId } = await chatWith([], 'members only');
-    const from = logged.length;
+    const from = logged.since();
     const client = sseClient(t.url, outsider.token, { singleConnection: true });
     const rec = sseRecord(client, MESSAGE_ADDED, { c: chatId });
     await rec.until(() => rec.completed || rec.error !== undefined);
     expect(rec.error).toBeUndefined();
     expect(rec.results.map((r) => r.errors?.[0]?.extensions?.code)).toEqual(['FORBIDDEN']);
     client.dispose();
-    expect(requestsSince(from).filter(([method]) => method === 'PUT' || method === 'POST')).toEqual([
+    expect(logged.requests(from).filter(([method]) => method === 'PUT' || method === 'POST')).toEqual([
       ['PUT', 201],
       ['POST', 202],
     ]);

@@ -4,35 +4,25 @@
  * the coded error as the result and do not ask again: the gateway's request log counts one request per subscription.
  */
 import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
+import { eventually, requestLog, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
 import { CREATE_CHAT, MESSAGE_ADDED } from '../support/chats.js';
-
-interface LoggedRequest {
-  msg?: string;
-  method?: string;
-  url?: string;
-  status?: number;
-}
 
 let t: TestApp;
 let busy: TestApp;
-const logged: LoggedRequest[] = [];
+const logged = requestLog();
 let member: string;
 let outsider: string;
 let chatId: string;
 
-/** The [method, status] of each /graphql request the gateway logged since `from` (the log's length then), once one is. */
-async function requestsSince(from: number): Promise<[string?, number?][]> {
-  const lines = () => logged.slice(from).filter((line) => line.msg === 'request' && line.url?.startsWith('/graphql'));
-  await eventually(() => Promise.resolve(lines().length > 0));
-  return lines().map((line) => [line.method, line.status]);
+/** The [method, status] of each /graphql request logged since `mark`, once one is. */
+async function requestsSince(mark: number) {
+  await eventually(() => Promise.resolve(logged.requests(mark).length > 0));
+  return logged.requests(mark);
 }
 
 beforeAll(async () => {
-  const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as LoggedRequest) });
-  t = await startTestApp({}, log);
+  t = await startTestApp({}, logged.log);
   busy = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1' });
   member = (await t.signUp()).token;
   outsider = (await t.signUp()).token;
@@ -156,7 +146,7 @@ describe('a subscription that is admitted over SSE', () => {
 
 describe("graphql-sse's client (distinct connections, as README shows it)", () => {
   it.each(REFUSALS)('for $name gets $code as the result, then completes, in one request', async (refusal) => {
-    const from = logged.length;
+    const from = logged.since();
     const auth = refusal.authorization();
     const client = sseClient(t.url, undefined, { headers: auth ? { authorization: auth } : {} });
     const rec = sseRecord(client, MESSAGE_ADDED, refusal.variables());
@@ -170,7 +160,7 @@ describe("graphql-sse's client (distinct connections, as README shows it)", () =
 
 describe('urql over graphql-sse', () => {
   it('gets FORBIDDEN as a GraphQL error of the subscription, in one request', async () => {
-    const from = logged.length;
+    const from = logged.since();
     const sse = sseClient(t.url, outsider);
     const urql = new UrqlClient({
       url: t.url,

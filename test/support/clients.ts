@@ -9,6 +9,7 @@ import {
   type ClientOptions as SseClientOptions,
 } from 'graphql-sse';
 import { createClient, type Client } from 'graphql-ws';
+import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
 import type { RedisClient } from '../../src/redis/clients.js';
 
@@ -193,6 +194,26 @@ export function sseRecord(
     },
   );
   return rec;
+}
+
+/**
+ * A logger that keeps the gateway's request log (give it to startTestApp): `since()` marks a point, `requests(mark)`
+ * gives the [method, status] of each /graphql request logged after it (a request is logged once answered).
+ */
+export function requestLog(): { log: Logger; since: () => number; requests: (mark: number) => [string?, number?][] } {
+  const lines: { msg?: string; method?: string; url?: string; status?: number }[] = [];
+  return {
+    log: pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    ),
+    since: () => lines.length,
+    requests: (mark) =>
+      lines
+        .slice(mark)
+        .filter((line) => line.msg === 'request' && line.url?.startsWith('/graphql'))
+        .map((line) => [line.method, line.status]),
+  };
 }
 
 /** Runs one query or mutation over a graphql-ws client and resolves with its single result. */
