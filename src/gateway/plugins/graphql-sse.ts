@@ -42,9 +42,11 @@ const refusal = (code: ErrorCode, message: string): HandlerResponse => [
   },
 ];
 
-/** Requests of the single-connection mode: a reservation, or any request naming one. */
+/** Requests of the single-connection mode: a reservation, or any request naming one (cheap checks first). */
 const isSingleConnection = (request: Request, url: URL) =>
-  request.method === 'PUT' || request.headers.has(TOKEN_HEADER_KEY) || url.searchParams.has(TOKEN_QUERY_KEY);
+  request.method === 'PUT' ||
+  request.headers.has(TOKEN_HEADER_KEY) ||
+  (request.url.includes(`${TOKEN_QUERY_KEY}=`) && url.searchParams.has(TOKEN_QUERY_KEY));
 
 export function useGraphQLSseSingleConnection({
   path,
@@ -133,7 +135,7 @@ export function useGraphQLSseSingleConnection({
     },
     onRequest(payload) {
       const { request, url, serverContext } = payload;
-      if (url.pathname !== path || !isSingleConnection(request, url) || !perClient) return;
+      if (!perClient || !isSingleConnection(request, url) || url.pathname !== path) return;
       serverContexts.set(request, serverContext);
       const token = request.headers.get(TOKEN_HEADER_KEY) ?? url.searchParams.get(TOKEN_QUERY_KEY);
       return handle(request).then((response) => {
