@@ -159,9 +159,10 @@ describe("graphql-sse's client (distinct connections, as README shows it)", () =
 });
 
 describe('urql over graphql-sse', () => {
-  it('gets FORBIDDEN as a GraphQL error of the subscription, in one request', async () => {
+  it.each(REFUSALS)('for $name gets $code as a GraphQL error of the subscription, in one request', async (refusal) => {
     const from = logged.since();
-    const sse = sseClient(t.url, outsider);
+    const auth = refusal.authorization();
+    const sse = sseClient(t.url, undefined, { headers: auth ? { authorization: auth } : {} });
     const urql = new UrqlClient({
       url: t.url,
       exchanges: [
@@ -176,13 +177,13 @@ describe('urql over graphql-sse', () => {
     let stop = () => undefined as void;
     const result = await new Promise<{ error?: { graphQLErrors: { extensions?: { code?: unknown } }[] } }>(
       (resolve) => {
-        const subscription = urql.subscription(MESSAGE_ADDED, { c: chatId }).subscribe(resolve);
+        const subscription = urql.subscription(MESSAGE_ADDED, refusal.variables()).subscribe(resolve);
         stop = () => subscription.unsubscribe();
       },
     );
     stop();
     sse.dispose();
-    expect(result.error?.graphQLErrors.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
-    expect(await requestsSince(from)).toEqual([['POST', 403]]);
+    expect(result.error?.graphQLErrors.map((e) => e.extensions?.code)).toEqual([refusal.code]);
+    expect(await requestsSince(from)).toEqual([['POST', refusal.status]]);
   });
 });
