@@ -6,6 +6,9 @@
  *
  * Each operation runs through yoga's envelop like any other: authenticated by the `Authorization` of its own POST,
  * rate limited, masked, and its subscription ended with UNAUTHENTICATED when that token is revoked (revocation.ts).
+ * The reserved stream itself outlives a revocation: its operations end (UNAUTHENTICATED, then `complete`), new ones
+ * with the revoked token are refused in it, and graphql-sse's client (lazy, its default) closes the stream once its
+ * last operation has ended.
  * A refusal is the operation's result in the stream, never a 4xx on its POST (graphql-sse's client would retry it).
  * A reservation is bounded: a user (or an address signed out) holds at most `perClient` reserved or open streams in
  * this process; past it, or with a token that is no session, the PUT is refused (429 BUSY, 401 UNAUTHENTICATED,
@@ -13,8 +16,9 @@
  * them: a deployment of several gateways routes a client's requests to one of them (sticky sessions).
  *
  * graphql-yoga's plugin for this (@graphql-yoga/plugin-graphql-sse) is not used: it takes every request of its path
- * (here yoga's own POST and GET), and lets a failing context or a refused subscription escape graphql-sse's handler
- * (answered 500 or 400 "Unable to detect operation AST").
+ * (here yoga's own POST and GET), lets a failing context (a Redis error resolving the token) reject graphql-sse's
+ * handler, and hands the handler a refused subscription's result without `data`, which graphql-sse then reads as
+ * operation arguments (400 "Unable to detect operation AST").
  */
 import { randomUUID } from 'node:crypto';
 import {
