@@ -81,6 +81,8 @@ const EnvSchema = z.object({
   MAX_QUERY_ALIASES: intFrom(0, 1000).default(30),
   MAX_QUERY_TOKENS: intFrom(10, 1_000_000).default(2000),
   SHUTDOWN_TIMEOUT_MS: intFrom(100, 60_000).default(8000),
+  SSE_RESERVATIONS_PER_CLIENT: intFrom(0, 1000).default(8),
+  SSE_RESERVATION_CONNECT_MS: intFrom(100, 3_600_000).default(30_000),
 
   CHAT_HISTORY: intFrom(0, 1_000_000).default(100),
   CHAT_BACKLOG: intFrom(1, 10_000_000).default(10_000),
@@ -221,6 +223,13 @@ export interface Config {
     cost: number;
     aliases: number;
     tokens: number;
+    /**
+     * graphql-sse single-connection reservations (PUT /graphql, reserved or streaming) one user, or one address
+     * signed out, holds at once in one gateway process; 0 turns the mode off.
+     */
+    sseReservationsPerClient: number;
+    /** How long such a reservation waits for its stream before it is dropped (the client opens it right after). */
+    sseReservationConnectMs: number;
   };
   shutdownTimeoutMs: number;
   chats: {
@@ -442,6 +451,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       cost: e.MAX_QUERY_COST,
       aliases: e.MAX_QUERY_ALIASES,
       tokens: e.MAX_QUERY_TOKENS,
+      sseReservationsPerClient: e.SSE_RESERVATIONS_PER_CLIENT,
+      sseReservationConnectMs: e.SSE_RESERVATION_CONNECT_MS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     chats: {

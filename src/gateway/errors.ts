@@ -47,6 +47,26 @@ const PUBLIC_CODES = new Set<string>([
   'PERSISTED_QUERY_ONLY',
 ]);
 
+/**
+ * The HTTP status of an answer that a public code refuses, where the status is the refusal's to give (a refused
+ * subscription over SSE: plugins/sse-refusals.ts). Codes not listed keep yoga's status.
+ */
+const HTTP_STATUS: Readonly<Record<string, number>> = {
+  BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  PERSISTED_QUERY_NOT_FOUND: 404,
+  CONFLICT: 409,
+  BUSY: 429,
+  MAINTENANCE: 503,
+} satisfies Record<ErrorCode | 'PERSISTED_QUERY_NOT_FOUND', number>;
+
+/** The status of an answer refused with `code` (one of HTTP_STATUS's), or undefined. */
+export function httpStatusOf(code: unknown): number | undefined {
+  return typeof code === 'string' ? HTTP_STATUS[code] : undefined;
+}
+
 /** Relabels, in place, an error about the request itself, so yoga keeps its HTTP status and does not log it. */
 function markBadUserInput(error: GraphQLError): void {
   (error.extensions as Record<string, unknown>).code = 'BAD_USER_INPUT';

@@ -17,6 +17,7 @@ import type { Services } from '../services/index.js';
 import { maskError, requestIdOf, tagRequestId, useBadRequestCode, useErrorRequestIds } from './errors.js';
 import type { GatewayMetrics } from './prometheus.js';
 import { useBodyLimits } from './plugins/body-limit.js';
+import { useGraphQLSseSingleConnection } from './plugins/graphql-sse.js';
 import { useHttpMediaTypes } from './plugins/http-media-types.js';
 import { useIncrementalDelivery } from './plugins/incremental.js';
 import { useMultipartSubscriptions } from './plugins/multipart-subscriptions.js';
@@ -26,6 +27,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
+import { useSseRefusalStatus } from './plugins/sse-refusals.js';
 import type { OperationTracing } from './plugins/tracing.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -164,6 +166,13 @@ export function createGatewayYoga({
       usePersistedQueries(services),
       useErrorRequestIds(),
       useScopeCacheRelease(),
+      useSseRefusalStatus(),
+      useGraphQLSseSingleConnection({
+        path: GRAPHQL_PATH,
+        services,
+        perClient: config.limits.sseReservationsPerClient,
+        connectMs: config.limits.sseReservationConnectMs,
+      }),
     ],
   });
 }

@@ -3,7 +3,13 @@
  * and polling. No vitest here: the benchmarks use these too.
  */
 import { randomBytes } from 'node:crypto';
+import {
+  createClient as createSseClient,
+  type Client as SseClient,
+  type ClientOptions as SseClientOptions,
+} from 'graphql-sse';
 import { createClient, type Client } from 'graphql-ws';
+import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
 import type { RedisClient } from '../../src/redis/clients.js';
 
@@ -122,6 +128,92 @@ export async function sseSubscribe(
     sub.ended = true;
   })();
   return sub;
+}
+
+/**
+ * The fetch of README's graphql-sse client: a refusal (a 4xx event stream, its coded error inside) is read as the
+ * operation's result, where graphql-sse's client would count any status but 2xx as a network error and retry it.
+ */
+export const refusalsAsResults: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  const refused = res.status >= 400 && res.status < 500;
+  return refused && res.headers.get('content-type')?.startsWith('text/event-stream')
+    ? new Response(res.body, { headers: res.headers })
+    : res;
+};
+
+/** graphql-sse's client as README shows it (distinct connections unless `singleConnection`). */
+export function sseClient<Single extends boolean = false>(
+  url: string,
+  token?: string,
+  options: Partial<SseClientOptions<Single>> = {},
+): SseClient<Single> {
+  return createSseClient<Single>({
+    url,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    fetchFn: refusalsAsResults,
+    ...options,
+  });
+}
+
+/** One operation over a graphql-sse client, recording what it delivers. */
+export interface SseRecording {
+  results: Omit<GraphQLResponse, 'status' | 'text'>[];
+  completed: boolean;
+  error: unknown;
+  /** Resolves once `check()` holds; rejects after the deadline. */
+  until(check: () => boolean, timeoutMs?: number): Promise<void>;
+  stop(): void;
+}
+
+export function sseRecord(
+  client: SseClient<boolean>,
+  query: string,
+  variables?: Record<string, unknown>,
+): SseRecording {
+  const rec: SseRecording = {
+    results: [],
+    completed: false,
+    error: undefined,
+    async until(check, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!check()) {
+        if (Date.now() > deadline)
+          throw new Error(`graphql-sse: timed out with ${JSON.stringify(rec.results)} (error: ${String(rec.error)})`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    stop: () => undefined,
+  };
+  rec.stop = client.subscribe(
+    { query, variables },
+    {
+      next: (value) => void rec.results.push(value as SseRecording['results'][number]),
+      error: (err) => void (rec.error = err ?? 'error'),
+      complete: () => void (rec.completed = true),
+    },
+  );
+  return rec;
+}
+
+/**
+ * A logger that keeps the gateway's request log (give it to startTestApp): `since()` marks a point, `requests(mark)`
+ * gives the [method, status] of each /graphql request logged after it (a request is logged once answered).
+ */
+export function requestLog(): { log: Logger; since: () => number; requests: (mark: number) => [string?, number?][] } {
+  const lines: { msg?: string; method?: string; url?: string; status?: number }[] = [];
+  return {
+    log: pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    ),
+    since: () => lines.length,
+    requests: (mark) =>
+      lines
+        .slice(mark)
+        .filter((line) => line.msg === 'request' && line.url?.startsWith('/graphql'))
+        .map((line) => [line.method, line.status]),
+  };
 }
 
 /** Runs one query or mutation over a graphql-ws client and resolves with its single result. */

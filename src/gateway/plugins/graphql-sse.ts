@@ -1,0 +1,162 @@
+/**
+ * graphql-sse's single-connection mode on /graphql: `PUT` reserves a stream (answered 201 with its token), `GET` with
+ * `x-graphql-event-stream-token` (or `?token=`) opens it, `POST`s with the token run operations on it (202; results
+ * and refusals arrive in the stream under the operation's id), `DELETE ?operationId=` stops one. Served by graphql-sse's
+ * own handler; yoga keeps every other request, distinct-connections SSE included (the same protocol's other mode).
+ *
+ * Each operation runs through yoga's envelop like any other: authenticated by the `Authorization` of its own POST,
+ * rate limited, masked, and its subscription ended with UNAUTHENTICATED when that token is revoked (revocation.ts).
+ * The reserved stream itself outlives a revocation: its operations end (UNAUTHENTICATED, then `complete`), new ones
+ * with the revoked token are refused in it, and graphql-sse's client (lazy, its default) closes the stream once its
+ * last operation has ended.
+ * A refusal is the operation's result in the stream, never a 4xx on its POST (graphql-sse's client would retry it).
+ * A reservation is bounded: a user (or an address signed out) holds at most `perClient` reserved or open streams in
+ * this process; past it, or with a token that is no session, the PUT is refused (429 BUSY, 401 UNAUTHENTICATED,
+ * JSON); a reservation not opened within `connectMs` is dropped. Reservations live in the process that took
+ * them: a deployment of several gateways routes a client's requests to one of them (sticky sessions).
+ *
+ * graphql-yoga's plugin for this (@graphql-yoga/plugin-graphql-sse) is not used: it takes every request of its path
+ * (here yoga's own POST and GET), lets a failing context (a Redis error resolving the token) reject graphql-sse's
+ * handler, and hands the handler a refused subscription's result without `data`, which graphql-sse then reads as
+ * operation arguments (400 "Unable to detect operation AST").
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  getOperationAST,
+  OperationTypeNode,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLError,
+  type GraphQLSchema,
+} from 'graphql';
+import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY, type Response as HandlerResponse } from 'graphql-sse';
+import { createHandler } from 'graphql-sse/lib/use/fetch';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { authenticate } from '../../context.js';
+import { AppError, type ErrorCode } from '../../errors.js';
+import type { Services } from '../../services/index.js';
+import { httpStatusOf, maskError } from '../errors.js';
+
+const refusal = (code: ErrorCode, message: string): HandlerResponse => [
+  JSON.stringify({ errors: [{ message, extensions: { code } }] }),
+  {
+    status: httpStatusOf(code) ?? 500,
+    statusText: code,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  },
+];
+
+/** Requests of the single-connection mode: a reservation, or any request naming one (cheap checks first). */
+const isSingleConnection = (request: Request, url: URL) =>
+  request.method === 'PUT' ||
+  request.headers.has(TOKEN_HEADER_KEY) ||
+  (request.url.includes(`${TOKEN_QUERY_KEY}=`) && url.searchParams.has(TOKEN_QUERY_KEY));
+
+export function useGraphQLSseSingleConnection({
+  path,
+  services,
+  perClient,
+  connectMs,
+}: {
+  path: string;
+  services: Services;
+  perClient: number;
+  connectMs: number;
+}): Plugin {
+  const serverContexts = new WeakMap<Request, Record<string, unknown>>();
+  /** Reservation token → who holds it, and the timer that drops it unless its stream opens. */
+  const reservations = new Map<string, { who: string; expiry?: NodeJS.Timeout }>();
+  const held = new Map<string, number>();
+  let handle: (request: Request) => Promise<Response>;
+
+  const release = (token: string) => {
+    const reservation = reservations.get(token);
+    if (!reservation) return;
+    reservations.delete(token);
+    clearTimeout(reservation.expiry);
+    const left = held.get(reservation.who)! - 1;
+    if (left) held.set(reservation.who, left);
+    else held.delete(reservation.who);
+  };
+
+  /** graphql-sse keeps a reservation until its stream ends: opened and ended here, it is gone. */
+  const drop = async (token: string) => {
+    release(token);
+    const stream = await handle(
+      new Request(`http://localhost${path}`, { headers: { accept: 'text/event-stream', [TOKEN_HEADER_KEY]: token } }),
+    );
+    await stream.body?.cancel();
+  };
+
+  const reserve = async (request: Request): Promise<string | HandlerResponse> => {
+    const { viewer, rejected } = await authenticate(services, request.headers.get('authorization'));
+    if (rejected) return refusal('UNAUTHENTICATED', rejected);
+    const who = viewer ? `user:${viewer.username}` : `addr:${String(serverContexts.get(request)?.address)}`;
+    const holding = held.get(who) ?? 0;
+    if (holding >= perClient)
+      return refusal('BUSY', `at most ${perClient} graphql-sse reservations at once: close a stream first`);
+    const token = randomUUID();
+    held.set(who, holding + 1);
+    reservations.set(token, { who, expiry: setTimeout(() => void drop(token), connectMs).unref() });
+    return token;
+  };
+
+  return {
+    onYogaInit({ yoga }) {
+      handle = createHandler<Record<string, unknown>>(
+        {
+          authenticate: (req) =>
+            req.method === 'PUT'
+              ? reserve(req.raw)
+              : (req.headers.get(TOKEN_HEADER_KEY) ?? new URL(req.url).searchParams.get(TOKEN_QUERY_KEY) ?? ''),
+          async onSubscribe(req, params) {
+            const enveloped = yoga.getEnveloped({ ...serverContexts.get(req.raw), request: req.raw, params });
+            try {
+              const schema = enveloped.schema as GraphQLSchema;
+              const document = enveloped.parse(params.query) as DocumentNode;
+              const errors = enveloped.validate(schema, document) as readonly GraphQLError[];
+              if (errors.length) return { data: null, errors };
+              const operation = getOperationAST(document, params.operationName)?.operation;
+              const run = operation === OperationTypeNode.SUBSCRIPTION ? enveloped.subscribe : enveloped.execute;
+              const result = (await run({
+                schema,
+                document,
+                contextValue: await enveloped.contextFactory(),
+                variableValues: params.variables,
+                operationName: params.operationName,
+              })) as ExecutionResult | AsyncIterable<ExecutionResult>;
+              // graphql-sse takes a result only with `data`: a refused subscription has none.
+              return isAsyncIterable(result) || 'data' in result ? result : { data: null, ...result };
+            } catch (error) {
+              const masked = maskError(error, 'Unexpected error.');
+              if (!AppError.is(error) && masked !== error) yoga.logger.error(error);
+              return { data: null, errors: [masked as GraphQLError] };
+            }
+          },
+        },
+        yoga.fetchAPI,
+      );
+    },
+    onRequest(payload) {
+      const { request, url, serverContext } = payload;
+      if (!perClient || !isSingleConnection(request, url) || url.pathname !== path) return;
+      serverContexts.set(request, serverContext);
+      const token = request.headers.get(TOKEN_HEADER_KEY) ?? url.searchParams.get(TOKEN_QUERY_KEY);
+      return handle(request).then((response) => {
+        const reservation = token && reservations.get(token);
+        if (request.method !== 'GET' || response.status !== 200 || !reservation || !response.body)
+          return payload.endResponse(response);
+        // Its stream is open: the reservation stays held until the stream ends.
+        clearTimeout(reservation.expiry);
+        const end = () => release(token);
+        request.signal.addEventListener('abort', end, { once: true });
+        payload.endResponse(
+          new Response(response.body.pipeThrough(new TransformStream({ flush: end })), {
+            status: response.status,
+            headers: response.headers,
+          }),
+        );
+      });
+    },
+  };
+}
