@@ -218,6 +218,15 @@ export class GatewayMetrics {
     res.end(req.method === 'HEAD' ? undefined : text);
   }
 
+  /**
+   * The gateway's own metrics (not prom-client's process figures) as samples by name without the prefix: what
+   * `gatewayFigures` reads (src/services/ops/figures.ts), the very values the scrape prints.
+   */
+  async samples(): Promise<Map<string, MetricValue[]>> {
+    const metrics = await this.registry.getMetricsAsJSON();
+    return new Map(metrics.map((m) => [m.name.slice(METRICS_PREFIX.length), m.values as MetricValue[]]));
+  }
+
   /** The metrics in Prometheus text. */
   async scrape(): Promise<string> {
     await this.foldRefusedNames();
