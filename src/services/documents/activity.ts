@@ -1,0 +1,126 @@
+/**
+ * What searches the deployment runs, for the dashboard (`searchActivity`, admins): searches per second by kind and
+ * the hour's busiest queries with the documents they found, counted in Redis by each process as its searches end
+ * (one script, sent without waiting: the search's answer does not wait for it). Bounded whatever clients send: a
+ * query's text is cut to SEARCH_QUERY_TEXT_MAX characters, an hour keeps SEARCH_TOP_KEPT queries (Space-Saving),
+ * the rates live RATE_SECONDS_MAX seconds and the queries two hours.
+ */
+import type { Logger } from 'pino';
+import type { DocumentCommands, Shard } from '../../redis/documents/commands.js';
+import { checkPage, type Page } from '../shared/paging.js';
+import type { Shards } from '../shared/shards.js';
+import type { ParsedQuery } from './query.js';
+import { DOCUMENT_SORTS, type DocumentSort } from './sorts.js';
+
+/** A query's text, folded (lower case, single spaces), is counted by its first this many characters. */
+export const SEARCH_QUERY_TEXT_MAX = 100;
+/** The queries kept per hour. */
+export const SEARCH_TOP_KEPT = 200;
+/** The seconds of rates kept (and the most `searchActivity` reads). */
+export const RATE_SECONDS_MAX = 120;
+const HOUR_TTL_SECONDS = 2 * 3600;
+export const BUSIEST_PAGE: Page = { default: 10, max: 100 };
+
+/** What a query does, besides its sort: several words (AND), synonyms (OR), exclusions (NOT), prefixes (PREFIX). */
+export const QUERY_SHAPES = ['AND', 'OR', 'NOT', 'PREFIX'] as const;
+/** A search is counted under its sort and under each shape its query has. */
+export const SEARCH_KINDS: readonly string[] = [...DOCUMENT_SORTS, ...QUERY_SHAPES];
+
+export interface SearchRate {
+  kind: string;
+  /** The first second of `counts`. */
+  from: Date;
+  /** Searches of the kind in each second from `from`, one per second of the window. */
+  counts: number[];
+}
+
+export interface BusyQuery {
+  query: string;
+  searches: number;
+  /** How many documents its last search found. */
+  found: number;
+}
+
+export interface SearchActivityDeps {
+  commands: DocumentCommands;
+  shards: Shards<Shard>;
+  log: Logger;
+  now?: () => number;
+}
+
+export class SearchActivity {
+  private readonly commands: DocumentCommands;
+  private readonly shards: Shards<Shard>;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(deps: SearchActivityDeps) {
+    ({ commands: this.commands, shards: this.shards, log: this.log } = deps);
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Counts a search that ran; a failure is logged (the search does not wait for it: the promise never rejects). */
+  count(a: { query: string; parsed: ParsedQuery; sort: DocumentSort; found: number }): Promise<void> {
+    const { groups, exclude } = a.parsed;
+    const shapes = {
+      AND: groups.length > 1,
+      OR: groups.some((g) => g.length > 1),
+      NOT: exclude.length > 0,
+      PREFIX: [...groups.flat(), ...exclude].some((t) => t.prefix),
+    };
+    const kinds = [a.sort, ...QUERY_SHAPES.filter((s) => shapes[s])];
+    return this.commands
+      .countSearch({
+        second: Math.floor(this.now() / 1000),
+        query: foldQuery(a.query),
+        found: a.found,
+        kinds,
+        kept: SEARCH_TOP_KEPT,
+        rateTtlSeconds: RATE_SECONDS_MAX + 60,
+        hourTtlSeconds: HOUR_TTL_SECONDS,
+      })
+      .catch((err: unknown) => this.log.warn({ err }, 'search: counting it failed'));
+  }
+
+  /** The documents indexed, over every shard. */
+  async documents(): Promise<number> {
+    await this.shards.ready();
+    const counts = await Promise.all(this.shards.all.map((shard) => this.commands.documentCount({ shard })));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** Searches per second of each kind that ran in the last `seconds` whole seconds (kinds with none left out). */
+  async rates({ seconds }: { seconds: number }): Promise<SearchRate[]> {
+    checkPage('seconds', seconds, RATE_SECONDS_MAX);
+    const last = Math.floor(this.now() / 1000) - 1;
+    const first = last - seconds + 1;
+    const minutes = [];
+    for (let m = Math.floor(first / 60); m <= Math.floor(last / 60); m++) minutes.push(m);
+    const read = await Promise.all(minutes.map((minute) => this.commands.searchRates({ minute })));
+    const counts = new Map<string, number[]>();
+    for (const fields of read)
+      for (const [field, value] of Object.entries(fields)) {
+        const [kind = '', second = ''] = field.split(' ');
+        const at = Number(second) - first;
+        if (at < 0 || at >= seconds) continue;
+        let series = counts.get(kind);
+        if (!series) counts.set(kind, (series = new Array<number>(seconds).fill(0)));
+        series[at] = Number(value);
+      }
+    return SEARCH_KINDS.filter((kind) => counts.has(kind)).map((kind) => ({
+      kind,
+      from: new Date(first * 1000),
+      counts: counts.get(kind)!,
+    }));
+  }
+
+  /** The `first` busiest queries of this hour, busiest first. */
+  async busiest({ first }: { first: number }): Promise<BusyQuery[]> {
+    checkPage('first', first, BUSIEST_PAGE.max);
+    return this.commands.busiestQueries({ hour: Math.floor(this.now() / 3_600_000), first });
+  }
+}
+
+/** How a query is counted: lower case, single spaces, its first SEARCH_QUERY_TEXT_MAX characters. */
+export const foldQuery = (query: string): string =>
+  query.trim().replace(/\s+/g, ' ').toLowerCase().slice(0, SEARCH_QUERY_TEXT_MAX);
