@@ -153,7 +153,12 @@ export class SearchService {
       const found = await this.search(search, { plan, weights, fingerprint, page });
       made = found.description;
       if (args.counted !== false)
-        void this.activity?.count({ query: args.query, parsed: query, sort: args.sort, found: found.result.totalCount });
+        void this.activity?.count({
+          query: args.query,
+          parsed: query,
+          sort: args.sort,
+          found: found.result.totalCount,
+        });
       return found.result;
     } finally {
       // not waited for: later commands of this process on the user's slot (and shards) are sent after these
