@@ -20,7 +20,7 @@ import { enumValues, firstArg } from './args.js';
 import {
   BUSIEST_PAGE,
   QUERY_SHAPES,
-  RATE_SECONDS_MAX,
+  RATE_WINDOW,
   SEARCH_QUERY_TEXT_MAX,
   SEARCH_TOP_KEPT,
   type BusyQuery,
@@ -162,7 +162,7 @@ const SearchActivityType = builder.objectRef<object>('SearchActivity').implement
       type: [SearchRateType],
       description: 'Searches per second by kind over the last `seconds` whole seconds (kinds with none left out).',
       args: {
-        seconds: t.arg.int({ required: true, defaultValue: 60, description: `At most ${RATE_SECONDS_MAX}.` }),
+        seconds: firstArg(t.arg, RATE_WINDOW),
       },
       resolve: resolvers.searchRates,
     }),

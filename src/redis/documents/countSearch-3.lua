@@ -18,11 +18,11 @@
   Returns the number of queries kept.
 ]]
 local rate, queries, results = KEYS[1], KEYS[2], KEYS[3]
-local second, query, found, kept = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local second, query, found, kept, rateTtl, hourTtl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
 for i = 7, #ARGV do
   redis.call('HINCRBY', rate, ARGV[i] .. ' ' .. second, 1)
 end
-redis.call('EXPIRE', rate, ARGV[5])
+redis.call('EXPIRE', rate, rateTtl)
 if redis.call('ZSCORE', queries, query) or redis.call('ZCARD', queries) < kept then
   redis.call('ZINCRBY', queries, 1, query)
 else
@@ -32,6 +32,6 @@ else
   redis.call('ZADD', queries, tonumber(least[2]) + 1, query)
 end
 redis.call('HSET', results, query, found)
-redis.call('EXPIRE', queries, ARGV[6])
-redis.call('EXPIRE', results, ARGV[6])
+redis.call('EXPIRE', queries, hourTtl)
+redis.call('EXPIRE', results, hourTtl)
 return redis.call('ZCARD', queries)

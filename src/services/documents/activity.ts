@@ -3,7 +3,7 @@
  * the hour's busiest queries with the documents they found, counted in Redis by each process as its searches end
  * (one script, sent without waiting: the search's answer does not wait for it). Bounded whatever clients send: a
  * query's text is cut to SEARCH_QUERY_TEXT_MAX characters, an hour keeps SEARCH_TOP_KEPT queries (Space-Saving),
- * the rates live RATE_SECONDS_MAX seconds and the queries two hours.
+ * the rates a few minutes and the queries two hours.
  */
 import type { Logger } from 'pino';
 import type { DocumentCommands, Shard } from '../../redis/documents/commands.js';
@@ -16,8 +16,8 @@ import { DOCUMENT_SORTS, type DocumentSort } from './sorts.js';
 export const SEARCH_QUERY_TEXT_MAX = 100;
 /** The queries kept per hour. */
 export const SEARCH_TOP_KEPT = 200;
-/** The seconds of rates kept (and the most `searchActivity` reads). */
-export const RATE_SECONDS_MAX = 120;
+/** The whole seconds of rates `searchActivity` reads by default, and the most it reads (and Redis keeps). */
+export const RATE_WINDOW: Page = { default: 60, max: 120 };
 const HOUR_TTL_SECONDS = 2 * 3600;
 export const BUSIEST_PAGE: Page = { default: 10, max: 100 };
 
@@ -76,7 +76,7 @@ export class SearchActivity {
         found: a.found,
         kinds,
         kept: SEARCH_TOP_KEPT,
-        rateTtlSeconds: RATE_SECONDS_MAX + 60,
+        rateTtlSeconds: RATE_WINDOW.max + 60,
         hourTtlSeconds: HOUR_TTL_SECONDS,
       })
       .catch((err: unknown) => this.log.warn({ err }, 'search: counting it failed'));
@@ -91,7 +91,7 @@ export class SearchActivity {
 
   /** Searches per second of each kind that ran in the last `seconds` whole seconds (kinds with none left out). */
   async rates({ seconds }: { seconds: number }): Promise<SearchRate[]> {
-    checkPage('seconds', seconds, RATE_SECONDS_MAX);
+    checkPage('seconds', seconds, RATE_WINDOW.max);
     const last = Math.floor(this.now() / 1000) - 1;
     const first = last - seconds + 1;
     const minutes = [];
