@@ -155,7 +155,7 @@ const BusyQueryType = builder.objectRef<BusyQuery>('BusyQuery').implement({
 
 const SearchActivityType = builder.objectRef<object>('SearchActivity').implement({
   description:
-    "What searches the whole deployment ran (counted in Redis by every gateway process; live search's own evaluations left out).",
+    "What searches the whole deployment ran (counted by every gateway process, added to Redis every METRICS_FLUSH_MS; live search's own evaluations left out).",
   fields: (t) => ({
     documents: t.int({ description: 'Documents indexed.', resolve: resolvers.indexedDocuments }),
     rates: t.field({

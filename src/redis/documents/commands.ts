@@ -32,7 +32,7 @@ const readHitsScript = script<string[] | null>('readHits');
 const readDocumentsScript = script<(false | [string, string, string, string, string | null, 0 | 1])[]>('readDocuments');
 const beginSearchScript = script<0 | [1, string | null, string[] | null, (string | null)[]]>('beginSearch');
 const endSearchScript = script<0 | 1>('endSearch');
-const countSearchScript = script<number>('countSearch');
+const countSearchesScript = script<number>('countSearches');
 
 export type DocumentCommands = ReturnType<typeof documentCommands>;
 
@@ -635,24 +635,23 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
     },
 
     /**
-     * Counts one search (the dashboard's search panel): `kinds` in its `second`, its `query` among the hour's busiest
-     * (at most `kept`) with the number of documents it `found`.
+     * Counts searches of one `minute` and `hour` (the dashboard's search panel): searches per "<kind> <second>", and
+     * per query (with the documents its last search found) among the hour's busiest, at most `kept`.
      */
-    async countSearch(a: {
-      second: number;
-      query: string;
-      found: number;
-      kinds: readonly string[];
+    async countSearches(a: {
+      minute: number;
+      hour: number;
+      rates: readonly [field: string, searches: number][];
+      queries: readonly [query: string, searches: number, found: number][];
       kept: number;
       rateTtlSeconds: number;
       hourTtlSeconds: number;
     }): Promise<void> {
       const { activity } = keys;
-      const hour = Math.floor(a.second / 3600);
-      await countSearchScript(
+      await countSearchesScript(
         redis,
-        [activity.rate(Math.floor(a.second / 60)), activity.queries(hour), activity.results(hour)],
-        [a.second, a.query, a.found, a.kept, a.rateTtlSeconds, a.hourTtlSeconds, ...a.kinds],
+        [activity.rate(a.minute), activity.queries(a.hour), activity.results(a.hour)],
+        [a.kept, a.rateTtlSeconds, a.hourTtlSeconds, JSON.stringify({ rates: a.rates, queries: a.queries })],
       );
     },
 

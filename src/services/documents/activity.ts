@@ -1,9 +1,10 @@
 /**
  * What searches the deployment runs, for the dashboard (`searchActivity`, admins): searches per second by kind and
- * the hour's busiest queries with the documents they found, counted in Redis by each process as its searches end
- * (one script, sent without waiting: the search's answer does not wait for it). Bounded whatever clients send: a
- * query's text is cut to SEARCH_QUERY_TEXT_MAX characters, an hour keeps SEARCH_TOP_KEPT queries (Space-Saving),
- * the rates a few minutes and the queries two hours.
+ * the hour's busiest queries with the documents they found. Each process counts its searches in memory as they end
+ * (nothing on the search's path goes to Redis) and adds them to Redis every METRICS_FLUSH_MS, one script per flush
+ * (per minute, when a flush spans two), or sooner once PENDING_MAX distinct queries wait. Bounded whatever clients
+ * send: a query's text is cut to SEARCH_QUERY_TEXT_MAX characters, an hour keeps SEARCH_TOP_KEPT queries
+ * (Space-Saving), the rates a few minutes and the queries two hours; a flush that fails is logged and dropped.
  */
 import type { Logger } from 'pino';
 import type { DocumentCommands, Shard } from '../../redis/documents/commands.js';
@@ -20,6 +21,8 @@ export const SEARCH_TOP_KEPT = 200;
 export const RATE_WINDOW: Page = { default: 60, max: 120 };
 const HOUR_TTL_SECONDS = 2 * 3600;
 export const BUSIEST_PAGE: Page = { default: 10, max: 100 };
+/** Distinct queries a process keeps in memory before it flushes early. */
+const PENDING_MAX = 1000;
 
 /** What a query does, besides its sort: several words (AND), synonyms (OR), exclusions (NOT), prefixes (PREFIX). */
 export const QUERY_SHAPES = ['AND', 'OR', 'NOT', 'PREFIX'] as const;
@@ -45,7 +48,17 @@ export interface SearchActivityDeps {
   commands: DocumentCommands;
   shards: Shards<Shard>;
   log: Logger;
+  /** How often what was counted goes to Redis (METRICS_FLUSH_MS). */
+  flushMs: number;
   now?: () => number;
+}
+
+/** What a process counted of one minute (and its hour) since its last flush. */
+interface Pending {
+  minute: number;
+  hour: number;
+  rates: Map<string, number>;
+  queries: Map<string, { searches: number; found: number }>;
 }
 
 export class SearchActivity {
@@ -53,14 +66,17 @@ export class SearchActivity {
   private readonly shards: Shards<Shard>;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly flushMs: number;
+  private pending = new Map<number, Pending>();
+  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(deps: SearchActivityDeps) {
-    ({ commands: this.commands, shards: this.shards, log: this.log } = deps);
+    ({ commands: this.commands, shards: this.shards, log: this.log, flushMs: this.flushMs } = deps);
     this.now = deps.now ?? Date.now;
   }
 
-  /** Counts a search that ran; a failure is logged (the search does not wait for it: the promise never rejects). */
-  count(a: { query: string; parsed: ParsedQuery; sort: DocumentSort; found: number }): Promise<void> {
+  /** Counts a search that ran, in memory until the next flush. */
+  count(a: { query: string; parsed: ParsedQuery; sort: DocumentSort; found: number }): void {
     const { groups, exclude } = a.parsed;
     const shapes = {
       AND: groups.length > 1,
@@ -68,18 +84,53 @@ export class SearchActivity {
       NOT: exclude.length > 0,
       PREFIX: [...groups.flat(), ...exclude].some((t) => t.prefix),
     };
-    const kinds = [a.sort, ...QUERY_SHAPES.filter((s) => shapes[s])];
-    return this.commands
-      .countSearch({
-        second: Math.floor(this.now() / 1000),
-        query: foldQuery(a.query),
-        found: a.found,
-        kinds,
-        kept: SEARCH_TOP_KEPT,
-        rateTtlSeconds: RATE_WINDOW.max + 60,
-        hourTtlSeconds: HOUR_TTL_SECONDS,
-      })
-      .catch((err: unknown) => this.log.warn({ err }, 'search: counting it failed'));
+    const second = Math.floor(this.now() / 1000);
+    const minute = Math.floor(second / 60);
+    let pending = this.pending.get(minute);
+    if (!pending) {
+      pending = { minute, hour: Math.floor(second / 3600), rates: new Map(), queries: new Map() };
+      this.pending.set(minute, pending);
+    }
+    for (const kind of [a.sort, ...QUERY_SHAPES.filter((s) => shapes[s])]) {
+      const field = `${kind} ${second}`;
+      pending.rates.set(field, (pending.rates.get(field) ?? 0) + 1);
+    }
+    const query = foldQuery(a.query);
+    const counted = pending.queries.get(query);
+    pending.queries.set(query, { searches: (counted?.searches ?? 0) + 1, found: a.found });
+    if (pending.queries.size >= PENDING_MAX) void this.flush();
+    else if (!this.timer) {
+      this.timer = setInterval(() => void this.flush(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Adds what was counted since the last flush to Redis (the timer does this every flushMs). */
+  async flush(): Promise<void> {
+    const batches = [...this.pending.values()];
+    this.pending = new Map();
+    await Promise.all(
+      batches.map((b) =>
+        this.commands
+          .countSearches({
+            minute: b.minute,
+            hour: b.hour,
+            rates: [...b.rates],
+            queries: [...b.queries].map(([query, q]) => [query, q.searches, q.found] as const),
+            kept: SEARCH_TOP_KEPT,
+            rateTtlSeconds: RATE_WINDOW.max + 60,
+            hourTtlSeconds: HOUR_TTL_SECONDS,
+          })
+          .catch((err: unknown) => this.log.warn({ err }, 'search: counting searches failed; those are dropped')),
+      ),
+    );
+  }
+
+  /** Stops the timer and flushes once more. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
   }
 
   /** The documents indexed, over every shard. */

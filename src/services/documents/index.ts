@@ -105,7 +105,7 @@ export function createDocuments(
   const absent = caches.cache<DocumentSummary>({ name: 'documents', values: false, filter });
   const known = { filter, absent };
   const documents = new DocumentService({ commands, shards, admins, options: config.search, known });
-  const searchActivity = new SearchActivity({ commands, shards, log });
+  const searchActivity = new SearchActivity({ commands, shards, log, flushMs: config.metrics.flushMs });
   const search = new SearchService({ commands, shards, options: config.search, log, activity: searchActivity });
   return {
     services: {
@@ -125,5 +125,6 @@ export function createDocuments(
       }),
     },
     loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
+    close: () => searchActivity.stop(),
   };
 }

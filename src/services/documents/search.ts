@@ -153,7 +153,7 @@ export class SearchService {
       const found = await this.search(search, { plan, weights, fingerprint, page });
       made = found.description;
       if (args.counted !== false)
-        void this.activity?.count({
+        this.activity?.count({
           query: args.query,
           parsed: query,
           sort: args.sort,
