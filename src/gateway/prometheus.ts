@@ -219,12 +219,18 @@ export class GatewayMetrics {
   }
 
   /**
-   * The gateway's own metrics (not prom-client's process figures) as samples by name without the prefix: what
-   * `gatewayFigures` reads (src/services/ops/figures.ts), the very values the scrape prints.
+   * Metrics `names` of the gateway's own (without the prefix; not prom-client's process figures) as their samples by
+   * name: what `gatewayFigures` reads (src/services/ops/figures.ts), the very values the scrape prints. Only those
+   * are read (some figures ask Redis).
    */
-  async samples(): Promise<Map<string, MetricValue[]>> {
-    const metrics = await this.registry.getMetricsAsJSON();
-    return new Map(metrics.map((m) => [m.name.slice(METRICS_PREFIX.length), m.values as MetricValue[]]));
+  async samples(names: readonly string[]): Promise<Map<string, MetricValue[]>> {
+    const read = await Promise.all(
+      names.map(async (name) => {
+        const metric = this.registry.getSingleMetric(`${METRICS_PREFIX}${name}`);
+        return [name, metric ? ((await metric.get()).values as MetricValue[]) : []] as const;
+      }),
+    );
+    return new Map(read);
   }
 
   /** The metrics in Prometheus text. */

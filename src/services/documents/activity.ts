@@ -50,7 +50,6 @@ export interface SearchActivityDeps {
   log: Logger;
   /** How often what was counted goes to Redis (METRICS_FLUSH_MS). */
   flushMs: number;
-  now?: () => number;
 }
 
 /** What a process counted of one minute (and its hour) since its last flush. */
@@ -65,14 +64,12 @@ export class SearchActivity {
   private readonly commands: DocumentCommands;
   private readonly shards: Shards<Shard>;
   private readonly log: Logger;
-  private readonly now: () => number;
   private readonly flushMs: number;
   private pending = new Map<number, Pending>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(deps: SearchActivityDeps) {
     ({ commands: this.commands, shards: this.shards, log: this.log, flushMs: this.flushMs } = deps);
-    this.now = deps.now ?? Date.now;
   }
 
   /** Counts a search that ran, in memory until the next flush. */
@@ -84,7 +81,7 @@ export class SearchActivity {
       NOT: exclude.length > 0,
       PREFIX: [...groups.flat(), ...exclude].some((t) => t.prefix),
     };
-    const second = Math.floor(this.now() / 1000);
+    const second = Math.floor(Date.now() / 1000);
     const minute = Math.floor(second / 60);
     let pending = this.pending.get(minute);
     if (!pending) {
@@ -143,7 +140,7 @@ export class SearchActivity {
   /** Searches per second of each kind that ran in the last `seconds` whole seconds (kinds with none left out). */
   async rates({ seconds }: { seconds: number }): Promise<SearchRate[]> {
     checkPage('seconds', seconds, RATE_WINDOW.max);
-    const last = Math.floor(this.now() / 1000) - 1;
+    const last = Math.floor(Date.now() / 1000) - 1;
     const first = last - seconds + 1;
     const minutes = [];
     for (let m = Math.floor(first / 60); m <= Math.floor(last / 60); m++) minutes.push(m);
@@ -168,7 +165,7 @@ export class SearchActivity {
   /** The `first` busiest queries of this hour, busiest first. */
   async busiest({ first }: { first: number }): Promise<BusyQuery[]> {
     checkPage('first', first, BUSIEST_PAGE.max);
-    return this.commands.busiestQueries({ hour: Math.floor(this.now() / 3_600_000), first });
+    return this.commands.busiestQueries({ hour: Math.floor(Date.now() / 3_600_000), first });
   }
 }
 

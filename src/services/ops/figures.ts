@@ -6,8 +6,28 @@
 import { hostname } from 'node:os';
 import type { MetricValue } from '../shared/domain.js';
 
-/** A metric's samples (as prom-client's registry gives them) by its name without the `gateway_` prefix. */
-export type SampleReader = () => Promise<ReadonlyMap<string, readonly MetricValue[]>>;
+/** The samples of metrics `names` (without the `gateway_` prefix), as prom-client's registry gives them, by name. */
+export type SampleReader = (names: readonly string[]) => Promise<ReadonlyMap<string, readonly MetricValue[]>>;
+
+/** The metrics the figures are made of. */
+const READ = [
+  'connections',
+  'websockets',
+  'subscriptions',
+  'operations_total',
+  'mailbox_reads_total',
+  'mailbox_heads_read_total',
+  'mailbox_rings_total',
+  'mailbox_watched_heads',
+  'cache_hits_total',
+  'cache_misses_total',
+  'cache_computations_total',
+  'cache_waits_total',
+  'cache_negative_hits_total',
+  'cache_bloom_refusals_total',
+  'rate_limit_refusals_total',
+] as const;
+type Read = (typeof READ)[number];
 
 export interface Count {
   name: string;
@@ -58,13 +78,13 @@ export class GatewayFigures {
 
   async read(): Promise<ProcessFigures> {
     if (!this.reader) throw new Error('no figures to read: the gateway did not attach its metrics');
-    const samples = await this.reader();
-    const of = (name: string) => samples.get(name) ?? [];
-    const sum = (name: string, where: Record<string, string> = {}) =>
+    const samples = await this.reader(READ);
+    const of = (name: Read) => samples.get(name) ?? [];
+    const sum = (name: Read, where: Record<string, string> = {}) =>
       of(name)
         .filter((s) => Object.entries(where).every(([k, v]) => s.labels?.[k] === v))
         .reduce((total, s) => total + s.value, 0);
-    const byLabel = (name: string, label: string): Count[] => {
+    const byLabel = (name: Read, label: string): Count[] => {
       const counts = new Map<string, number>();
       for (const s of of(name)) {
         const key = s.labels?.[label] ?? '';
