@@ -34,7 +34,8 @@ interface Totals {
   explorationShare: number | null;
 }
 
-const money = (n: number | null) => (n === null ? '–' : num(n, 2));
+/** Amounts with up to 4 decimals: a CPM view costs a thousandth of its value. */
+const money = (n: number | null) => (n === null ? '–' : num(n, 4));
 
 export function adsPanel(): PanelSpec {
   return {
