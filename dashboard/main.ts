@@ -7,6 +7,9 @@ import { ApiError, gql, session } from './api.js';
 import { h } from './dom.js';
 import { Panel, type PanelSpec } from './panel.js';
 import { adsPanel } from './panels/ads.js';
+import { cachesPanel } from './panels/caches.js';
+import { livePanel } from './panels/live.js';
+import { searchPanel } from './panels/search.js';
 import { logsPanel } from './panels/logs.js';
 import { queuesPanel } from './panels/queues.js';
 import { requestsPanel } from './panels/requests.js';
@@ -106,7 +109,10 @@ function showDashboard(username: string): void {
     queuesPanel,
     logsPanel,
     visitsPanel,
+    searchPanel,
     adsPanel,
+    livePanel,
+    cachesPanel,
   ];
   panels = specs.map((spec) => {
     let panel: Panel | undefined = undefined;

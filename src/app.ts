@@ -43,6 +43,7 @@ export function buildApp({
   const server = createHttpServer(yoga, config.limits, log, prometheus, () => services.ops.ready({ timeoutMs: 1000 }));
   const ws = serveWebSocket(server, { yoga, services, config, log, prometheus, tracing: operations });
   prometheus.watch({ server, sockets: () => ws.stats() });
+  services.processFigures.attach((names) => prometheus.samples(names));
   let closing: Promise<void> | undefined;
   return {
     server,

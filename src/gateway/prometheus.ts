@@ -220,6 +220,21 @@ export class GatewayMetrics {
     res.end(req.method === 'HEAD' ? undefined : text);
   }
 
+  /**
+   * Metrics `names` of the gateway's own (without the prefix; not prom-client's process figures) as their samples by
+   * name: what `gatewayFigures` reads (src/services/ops/figures.ts), the very values the scrape prints. Only those
+   * are read (some figures ask Redis).
+   */
+  async samples(names: readonly string[]): Promise<Map<string, MetricValue[]>> {
+    const read = await Promise.all(
+      names.map(async (name) => {
+        const metric = this.registry.getSingleMetric(`${METRICS_PREFIX}${name}`);
+        return [name, metric ? ((await metric.get()).values as MetricValue[]) : []] as const;
+      }),
+    );
+    return new Map(read);
+  }
+
   /** The metrics in Prometheus text. */
   async scrape(): Promise<string> {
     await this.foldRefusedNames();

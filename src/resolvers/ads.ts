@@ -6,7 +6,7 @@
  */
 import type { Context, SignedIn } from '../context.js';
 import { notFound } from '../errors.js';
-import type { Ad, AdClick, AdInput, AdPage, AdTarget } from '../services/ads/ads.js';
+import type { Ad, AdClick, AdInput, AdPage, AdTarget, AdTotals } from '../services/ads/ads.js';
 
 /** What an Ad field resolves from: the ad itself, or (a targeting's) its id alone. */
 export type AdRef = Ad | { id: string };
@@ -16,6 +16,8 @@ export const ad = (_root: unknown, args: { id: string }, ctx: SignedIn): Promise
 
 export const ads = (_root: unknown, args: { first: number; after?: string | null }, ctx: SignedIn): Promise<Ad[]> =>
   ctx.services.ads.list(args);
+
+export const adTotals = (_root: unknown, _args: unknown, ctx: SignedIn): Promise<AdTotals> => ctx.services.ads.totals();
 
 export const indexAd = (_root: unknown, args: { input: AdInput }, ctx: SignedIn): Promise<Ad> =>
   ctx.services.ads.indexAd(args.input);

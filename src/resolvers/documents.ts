@@ -7,6 +7,7 @@ import type { Context, SignedIn } from '../context.js';
 import type { Document, DocumentSummary } from '../services/documents/documents.js';
 import type { DocumentLease } from '../services/documents/leases.js';
 import type { DocumentSearch, SearchArgs } from '../services/documents/search.js';
+import type { BusyQuery, SearchRate } from '../services/documents/activity.js';
 import type { SearchChange } from '../services/documents/live-search.js';
 import type { DocumentSort } from '../services/documents/sorts.js';
 import { describeHits, type DocumentHit } from '../services/documents/snippets.js';
@@ -139,3 +140,13 @@ export const releaseDocumentLease = (
   args: { id: string; token: string },
   ctx: SignedIn,
 ): Promise<boolean> => ctx.services.leases.releaseDocumentLease(ctx.viewer.username, args);
+
+/** searchActivity's fields (its scope is the admin's, on the root field). */
+export const indexedDocuments = (_root: object, _args: unknown, ctx: Context): Promise<number> =>
+  ctx.services.searchActivity.documents();
+
+export const searchRates = (_root: object, args: { seconds: number }, ctx: Context): Promise<SearchRate[]> =>
+  ctx.services.searchActivity.rates(args);
+
+export const busiestQueries = (_root: object, args: { first: number }, ctx: Context): Promise<BusyQuery[]> =>
+  ctx.services.searchActivity.busiest(args);

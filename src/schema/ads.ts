@@ -11,6 +11,7 @@ import {
   LOCATION_MAX_CHARS,
   LOCATIONS_MAX,
   type AdTarget,
+  type AdTotals,
   type AdType,
 } from '../services/ads/ads.js';
 import { enumValues, firstArg } from './args.js';
@@ -72,6 +73,10 @@ const AdObject = builder.objectRef<AdRef>('Ad').implement({
         description: `The price of every event charged.${ADMIN}`,
         resolve: resolvers.adField('spent'),
       }),
+      spentToday: admin.float({
+        description: `What it spent this UTC day (what dailyBudget bounds).${ADMIN}`,
+        resolve: resolvers.adField('spentToday'),
+      }),
       budget: admin.float({ nullable: true, description: ADMIN.trim(), resolve: resolvers.adField('budget') }),
       dailyBudget: admin.float({
         nullable: true,
@@ -98,7 +103,28 @@ const AdTargetType = builder.objectRef<AdTarget>('AdTarget').implement({
   }),
 });
 
+const AdTotalsType = builder.objectRef<AdTotals>('AdTotals').implement({
+  description: 'Every ad together.',
+  fields: (t) => ({
+    spentToday: t.exposeFloat('spentToday', { description: 'Spent this UTC day.' }),
+    spent: t.exposeFloat('spent', { description: 'Spent in all.' }),
+    views: t.exposeInt('views'),
+    explored: t.exposeInt('explored', {
+      description: 'Views that exploration picked: another ad than the learned eCPMs would have (ADS_EXPLORATION).',
+    }),
+    explorationShare: t.exposeFloat('explorationShare', {
+      nullable: true,
+      description: '`explored` over `views`; null before any view.',
+    }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  adTotals: t.withAuth({ admin: true }).field({
+    type: AdTotalsType,
+    description: `What every ad spent, today and in all, and exploration's share of their views.${ADMIN}`,
+    resolve: resolvers.adTotals,
+  }),
   ad: t.withAuth({ admin: true }).field({
     type: AdObject,
     nullable: true,

@@ -18,6 +18,15 @@ import { SNIPPET_CHARS } from '../services/documents/snippets.js';
 import { LEASE_SECONDS, LEASE_WAIT_SECONDS, type DocumentLease } from '../services/documents/leases.js';
 import { enumValues, firstArg } from './args.js';
 import {
+  BUSIEST_PAGE,
+  QUERY_SHAPES,
+  RATE_WINDOW,
+  SEARCH_QUERY_TEXT_MAX,
+  SEARCH_TOP_KEPT,
+  type BusyQuery,
+  type SearchRate,
+} from '../services/documents/activity.js';
+import {
   LIVE_SORT_DEFAULT,
   SEARCH_CHANGE_KINDS,
   type SearchChange,
@@ -126,6 +135,46 @@ const DocumentLeaseType = builder.objectRef<DocumentLease>('DocumentLease').impl
   }),
 });
 
+const SearchRateType = builder.objectRef<SearchRate>('SearchRate').implement({
+  description: `Searches per second of one kind: a sort (DocumentSort), or a query shape (${QUERY_SHAPES.join(', ')}: several words, synonyms, exclusions, prefixes); one search counts under its sort and each shape it has.`,
+  fields: (t) => ({
+    kind: t.exposeString('kind'),
+    from: t.expose('from', { type: 'DateTime', description: 'The first second of `counts`.' }),
+    counts: t.exposeIntList('counts', { description: 'Searches in each second from `from`, one per second.' }),
+  }),
+});
+
+const BusyQueryType = builder.objectRef<BusyQuery>('BusyQuery').implement({
+  description: `A query among the hour's busiest: its text (lower case, single spaces, at most ${SEARCH_QUERY_TEXT_MAX} characters), its searches this hour (an upper bound once more than ${SEARCH_TOP_KEPT} queries were searched), and how many documents its last search found.`,
+  fields: (t) => ({
+    query: t.exposeString('query'),
+    searches: t.exposeInt('searches'),
+    found: t.exposeInt('found'),
+  }),
+});
+
+const SearchActivityType = builder.objectRef<object>('SearchActivity').implement({
+  description:
+    "What searches the whole deployment ran (counted by every gateway process, added to Redis every METRICS_FLUSH_MS; live search's own evaluations left out).",
+  fields: (t) => ({
+    documents: t.int({ description: 'Documents indexed.', resolve: resolvers.indexedDocuments }),
+    rates: t.field({
+      type: [SearchRateType],
+      description: 'Searches per second by kind over the last `seconds` whole seconds (kinds with none left out).',
+      args: {
+        seconds: firstArg(t.arg, RATE_WINDOW),
+      },
+      resolve: resolvers.searchRates,
+    }),
+    busiestQueries: t.field({
+      type: [BusyQueryType],
+      description: "This hour's busiest queries, busiest first.",
+      args: { first: firstArg(t.arg, BUSIEST_PAGE) },
+      resolve: resolvers.busiestQueries,
+    }),
+  }),
+});
+
 builder.queryFields((t) => ({
   documentLease: t.withAuth({ signedIn: true }).field({
     type: DocumentLeaseType,
@@ -141,6 +190,11 @@ builder.queryFields((t) => ({
     description: 'A document; null when there is none.',
     args: { id: t.arg.id({ required: true }) },
     resolve: resolvers.document,
+  }),
+  searchActivity: t.withAuth({ admin: true }).field({
+    type: SearchActivityType,
+    description: "Admin: what searches the deployment runs (the dashboard's search panel).",
+    resolve: () => ({}),
   }),
   searchDocuments: t.withAuth({ signedIn: true }).field({
     type: DocumentSearchType,

@@ -2,8 +2,10 @@
  * The operator's dashboard (GET /dashboard) in a real headless Chromium (Debian's `chromium`, driven by
  * playwright-core), with every request to anything but the gateway aborted: a non-admin is refused with the API's
  * FORBIDDEN; an admin signs in and each panel shows what this test created, read back through the public API (the
- * requests chart's samples are `counter`'s, the queue row is `queues`', the visits are `dailyVisits`'), a failed task
- * is retried with its button, a log severity filters; a hidden tab asks nothing; a screenshot of each panel lands in
+ * requests chart's samples are `counter`'s, the queue row is `queues`', the visits are `dailyVisits`', the search
+ * panel's kinds and busiest queries are `searchActivity`'s, the live and cache panels name this process and what its
+ * `gatewayFigures` says, the ads' totals are `adTotals`'), a failed task is retried with its button, a log severity
+ * filters; a hidden tab asks nothing; a screenshot of each panel lands in
  * test-artifacts/dashboard/ (and of the page in docs/dashboard.png with DASHBOARD_SCREENSHOT=docs).
  *
  * One project is enough: the page talks to GraphQL only, and every field it reads is tested on standalone Redis and
@@ -143,6 +145,20 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
     ])
       expect((await t.gql(`mutation { indexAd(input: ${ad}) { id } }`, {}, admin)).errors).toBeUndefined();
     await t.gql('{ targetAd(locations: ["USA"], content: "shoes") { targetingId } }');
+    // Documents to search (the searches run in the test, so that the last minute's rates hold them).
+    for (const [id, title] of [
+      ['apples', 'Red apples and green apples'],
+      ['pears', 'Pears and apples'],
+    ])
+      expect(
+        (
+          await t.gql(
+            `mutation { indexDocument(id: "${id}", title: "${title}", content: "${title}") { id } }`,
+            {},
+            admin,
+          )
+        ).errors,
+      ).toBeUndefined();
 
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -272,8 +288,89 @@ describe.skipIf(noChromium || cluster)('the dashboard in Chromium', () => {
       (await rows(page, 'table.ads')).map(([id, , , views, clicks]) => [id, views, clicks]),
     ).toEqual(await ads());
     expect(await panel('ads').locator('canvas').count()).toBe(1);
+    // Ads' totals: `adTotals`' views and explored views.
+    const totals = (
+      await t.gql<{ adTotals: { views: number; explored: number } }>('{ adTotals { views explored } }', {}, admin)
+    ).data!.adTotals;
+    expect(totals.views).toBe(1);
+    await poll(async () => (await rows(page, 'table.ad-totals')).map((r) => [r[2], r[3]])).toEqual([
+      [String(totals.views), String(totals.explored)],
+    ]);
 
-    for (const id of ['requests', 'slowest', 'queues', 'logs', 'visits', 'ads'])
+    // Search: documents indexed, the kinds of the searches just run, the busiest queries, as searchActivity says.
+    for (const [query, sort] of [
+      ['apples', 'RELEVANCE'],
+      ['apples', 'RELEVANCE'],
+      ['pea*', 'UPDATED_DESC'],
+    ])
+      expect(
+        (await t.gql(`{ searchDocuments(query: "${query}", sort: ${sort}) { totalCount } }`, {}, admin)).errors,
+      ).toBeUndefined();
+    const activity = async () =>
+      (
+        await t.gql<{
+          searchActivity: {
+            documents: number;
+            rates: { kind: string; counts: number[] }[];
+            busiestQueries: { query: string; searches: number; found: number }[];
+          };
+        }>(
+          '{ searchActivity { documents rates(seconds: 60) { kind counts } busiestQueries { query searches found } } }',
+          {},
+          admin,
+        )
+      ).data!.searchActivity;
+    // the searches' second has ended once the API counts them all
+    await poll(async () => (await activity()).rates.map((r) => [r.kind, r.counts.reduce((n, c) => n + c, 0)])).toEqual([
+      ['UPDATED_DESC', 1],
+      ['RELEVANCE', 2],
+      ['PREFIX', 1],
+    ]);
+    const searched = await activity();
+    expect(searched.busiestQueries).toEqual([
+      { query: 'apples', searches: 2, found: 2 },
+      { query: 'pea*', searches: 1, found: 1 },
+    ]);
+    await poll(() => panel('search').locator('[data-documents]').getAttribute('data-documents')).toBe(
+      String(searched.documents),
+    );
+    await poll(async () => rows(page, 'table.search-kinds')).toEqual([
+      ['UPDATED_DESC', '1'],
+      ['RELEVANCE', '2'],
+      ['PREFIX', '1'],
+    ]);
+    expect(await rows(page, 'table.busiest')).toEqual(
+      searched.busiestQueries.map((q) => [q.query, String(q.searches), String(q.found)]),
+    );
+    expect(await panel('search').locator('canvas').count()).toBe(1);
+
+    // Live: this process (the test's), its sockets as gatewayFigures says, rates charted from the second reading.
+    const figures = async () =>
+      (
+        await t.gql<{ gatewayFigures: { websockets: number; operations: number; caches: { name: string }[] } }>(
+          '{ gatewayFigures { websockets operations caches { name } } }',
+          {},
+          admin,
+        )
+      ).data!.gatewayFigures;
+    expect(await panel('live').locator('[data-process]').getAttribute('data-process')).toBe(
+      `${os.hostname()}:${process.pid}`,
+    );
+    await poll(() => panel('live').locator('canvas').count()).toBe(1);
+    const [now] = await rows(page, 'table.live-now');
+    expect(now![1]).toBe(String((await figures()).websockets));
+    const [sinceStart] = await rows(page, 'table.live-rates');
+    const operations = Number(sinceStart![1]!.replace(/\D/g, ''));
+    expect(operations).toBeGreaterThan(0);
+    expect(operations).toBeLessThanOrEqual((await figures()).operations);
+
+    // Cache and rate limits: every cache gatewayFigures names; no refusal (the test's limits are off).
+    await poll(async () => (await rows(page, 'table.caches')).map(([name]) => name)).toEqual(
+      (await figures()).caches.map((c) => c.name),
+    );
+    expect(await rows(page, 'table.limits')).toEqual([['0', '0', '0']]);
+
+    for (const id of ['requests', 'slowest', 'queues', 'logs', 'visits', 'search', 'ads', 'live', 'caches'])
       await panel(id).screenshot({ path: `${ARTIFACTS}/${id === 'queues' || id === 'logs' ? `${id}-after` : id}.png` });
     await page.screenshot({ path: `${ARTIFACTS}/page.png`, fullPage: true });
     if (process.env.DASHBOARD_SCREENSHOT === 'docs')

@@ -80,7 +80,7 @@ const COLUMNS = ['profiles', 'budgets', 'dailyBudgets', 'views', 'clicks', 'acti
 export type AdCommands = ReturnType<typeof adCommands>;
 
 export function adCommands(redis: RedisClient, space: Keyspace) {
-  const targetIn = (a: TargetArgs, mode: 'serve' | 'pick' | 'commit', ad = '') => {
+  const targetIn = (a: TargetArgs, mode: 'serve' | 'pick' | 'commit', ad = '', explored = false) => {
     const k = a.shard;
     return targetAdScript(
       redis,
@@ -101,7 +101,19 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
         ...a.locations.map(k.location),
         ...a.words.map(k.word),
       ],
-      [a.day, a.nonce, a.cap, a.explore ? 1 : 0, a.seed, a.task, a.locations.length, mode, ad, ...a.words],
+      [
+        a.day,
+        a.nonce,
+        a.cap,
+        a.explore ? 1 : 0,
+        a.seed,
+        a.task,
+        a.locations.length,
+        mode,
+        ad,
+        explored ? 1 : 0,
+        ...a.words,
+      ],
     );
   };
   /** A serve's or a commit's reply: the ad served, null when none. */
@@ -279,6 +291,37 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
       return Object.fromEntries(fields.flatMap((f, i) => (counts[i] == null ? [] : [[f, Number(counts[i])]])));
     },
 
+    /**
+     * What one shard's ads spent today (UTC `day`) and in all, and their views, and those exploration picked
+     * (`typeStats`' `<TYPE>:explored`), summed over the types.
+     */
+    async spending({ shard: k, day }: { shard: AdShard; day: number }): Promise<{
+      spentToday: number;
+      spent: number;
+      views: number;
+      explored: number;
+    }> {
+      const fields = AD_TYPES.flatMap((t) => [`${t}:views`, `${t}:explored`]);
+      const replies = (await redis
+        .pipeline()
+        .hvals(k.daily(day))
+        .hvals(k.spent)
+        .hmget(k.typeStats, ...fields)
+        .exec())!;
+      const [daily, spent, stats] = replies.map(([err, reply]) => {
+        if (err) throw err;
+        return reply as (string | null)[];
+      });
+      const total = (values: (string | null)[] | undefined, pick = (_i: number) => true) =>
+        (values ?? []).reduce((sum, v, i) => sum + (pick(i) ? Number(v ?? 0) : 0), 0);
+      return {
+        spentToday: total(daily),
+        spent: total(spent),
+        views: total(stats, (i) => i % 2 === 0),
+        explored: total(stats, (i) => i % 2 === 1),
+      };
+    },
+
     /** Writes the types' averages (clicks or actions per 1,000 views over all shards) learned elsewhere. */
     async writeTypeAverages({ shard: k, averages }: { shard: AdShard; averages: Partial<Record<AdType, number>> }) {
       const fields = Object.entries(averages).map(([t, avg]) => [`${t}:avg`, String(avg)] as const);
@@ -362,10 +405,15 @@ export function adCommands(redis: RedisClient, space: Keyspace) {
 
     /**
      * Records the view of ad `adId` picked in its shard, as targetAd does, if the viewer's cap and its budgets still
-     * allow it; null when they do not or it is gone (nothing is written); WRONG_DAY as targetAd.
+     * allow it; null when they do not or it is gone (nothing is written); WRONG_DAY as targetAd. `explored`: exploration
+     * picked it over every shard (counted with its view).
      */
-    async commitAd({ adId, ...a }: TargetArgs & { adId: string }): Promise<Targeting | null | Refused> {
-      return served(await targetIn(a, 'commit', adId));
+    async commitAd({
+      adId,
+      explored = false,
+      ...a
+    }: TargetArgs & { adId: string; explored?: boolean }): Promise<Targeting | null | Refused> {
+      return served(await targetIn(a, 'commit', adId, explored));
     },
 
     /** Counts a click (or an action) of targeting `nonce` of `minute` on ad `id` once; WRONG_DAY as targetAd. */

@@ -19,7 +19,8 @@
   KEYS[3] budgets: hash, ad id → its total budget
   KEYS[4] dailyBudgets: hash, ad id → its daily budget
   KEYS[5] daily: hash, ad id → spent on the UTC day `day`
-  KEYS[6] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type, "<TYPE>:avg"
+  KEYS[6] typeStats: hash, "<TYPE>:views|clicks|actions" → counts of the shard's ads of a type, "<TYPE>:avg",
+    "<TYPE>:explored" → the views exploration picked (another ad than the learned eCPMs would have)
   KEYS[7] seen: hash, ad id → the viewer's views on the UTC day `day`
   KEYS[8] targetings: hash, the targetings of the minute, "<nonce>" → "<ad id> <ms> <matched words>"
   KEYS[9] vocabulary: set of the words some ad has
@@ -39,10 +40,11 @@
   ARGV[8] mode: 'serve' (pick and record the view), 'pick' (pick, write nothing) or 'commit' (record a view of
     the ad `committed` if the viewer's cap and its budgets allow it, without picking)
   ARGV[9] committed: the ad a commit serves ('' otherwise)
-  ARGV[10..] words: the page's distinct words, one each
+  ARGV[10] exploredCommit: a commit, '1' when exploration picked `committed` over all shards (else '0')
+  ARGV[11..] words: the page's distinct words, one each
 
-  Returns, serving or committing: {ad id, eCPM on this page, 1 when exploring changed the pick (else 0; always 0 in a
-  commit), matched words...}, {} when no ad serves (a commit: the ad is gone, capped or out of budget); picking:
+  Returns, serving or committing: {ad id, eCPM on this page, 1 when exploring changed the pick (else 0; a commit
+  returns exploredCommit), matched words...}, {} when no ad serves (a commit: the ad is gone, capped or out of budget); picking:
   {the book's pick, its eCPM on this page, the pick (differs with exploration), its sampled score, its eCPM on this
   page}, {} when no ad serves; STATUS.WRONG_DAY (nothing is written).
 ]]
@@ -55,7 +57,7 @@ local K = {
 local day, nonce, cap, explore, seed, task, nLocations, mode, committed =
   tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]),
   ARGV[8], ARGV[9]
-local FIRST_WORD = 10 -- ARGV: the page's first word
+local FIRST_WORD = 11 -- ARGV: the page's first word
 local locationsAt = 14 -- KEYS: the first location's hash
 local wordsAt = locationsAt + nLocations -- KEYS: the set of ARGV[FIRST_WORD]'s word, then the next word's ...
 local TARGETINGS_TTL = 1020 -- seconds: a minute's targetings live 15 minutes after its end, and a margin
@@ -233,7 +235,7 @@ if mode == 'commit' then
   if not servable(1) then
     return {}
   end
-  picked, score = 1, onPage(1, ecpm[1])
+  picked, score, explored = 1, onPage(1, ecpm[1]), tonumber(ARGV[10])
 else
   picked, score = best(ecpm)
 end
@@ -307,6 +309,9 @@ end
 local id = ids[picked]
 local viewsNow = redis.call('HINCRBY', K.views, id, 1)
 redis.call('HINCRBY', K.typeStats, adType[picked] .. ':views', 1)
+if explored == 1 then
+  redis.call('HINCRBY', K.typeStats, adType[picked] .. ':explored', 1)
+end
 lookUp(picked)
 local matched = {}
 for _, w in ipairs(matchedOf[picked]) do

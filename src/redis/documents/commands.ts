@@ -32,6 +32,7 @@ const readHitsScript = script<string[] | null>('readHits');
 const readDocumentsScript = script<(false | [string, string, string, string, string | null, 0 | 1])[]>('readDocuments');
 const beginSearchScript = script<0 | [1, string | null, string[] | null, (string | null)[]]>('beginSearch');
 const endSearchScript = script<0 | 1>('endSearch');
+const countSearchesScript = script<number>('countSearches');
 
 export type DocumentCommands = ReturnType<typeof documentCommands>;
 
@@ -631,6 +632,50 @@ export function documentCommands(redis: RedisClient, space: Keyspace) {
       for (let i = 0; i < a.entries.length; i += 1000)
         multi.rpush(merged, ...a.entries.slice(i, i + 1000).map(([id, score]) => `${score} ${id}`));
       await multi.expire(merged, a.ttlSeconds).exec();
+    },
+
+    /**
+     * Counts searches of one `minute` and `hour` (the dashboard's search panel): searches per "<kind> <second>", and
+     * per query (with the documents its last search found) among the hour's busiest, at most `kept`.
+     */
+    async countSearches(a: {
+      minute: number;
+      hour: number;
+      rates: readonly [field: string, searches: number][];
+      queries: readonly [query: string, searches: number, found: number][];
+      kept: number;
+      rateTtlSeconds: number;
+      hourTtlSeconds: number;
+    }): Promise<void> {
+      const { activity } = keys;
+      await countSearchesScript(
+        redis,
+        [activity.rate(a.minute), activity.queries(a.hour), activity.results(a.hour)],
+        [a.kept, a.rateTtlSeconds, a.hourTtlSeconds, JSON.stringify({ rates: a.rates, queries: a.queries })],
+      );
+    },
+
+    /** The searches per kind and second of `minute` ("<kind> <second>" → searches). */
+    async searchRates({ minute }: { minute: number }): Promise<Record<string, string>> {
+      return redis.hgetall(keys.activity.rate(minute));
+    },
+
+    /** The `first` busiest queries of `hour`, each with its searches and the documents its last search found. */
+    async busiestQueries(a: {
+      hour: number;
+      first: number;
+    }): Promise<{ query: string; searches: number; found: number }[]> {
+      const { activity } = keys;
+      if (a.first === 0) return [];
+      const top = pairs(await redis.zrevrange(activity.queries(a.hour), 0, a.first - 1, 'WITHSCORES'));
+      if (top.length === 0) return [];
+      const found = await redis.hmget(activity.results(a.hour), ...top.map(([query]) => query));
+      return top.map(([query, searches], i) => ({ query, searches, found: Number(found[i] ?? 0) }));
+    },
+
+    /** How many documents one shard holds. */
+    async documentCount({ shard }: { shard: Shard }): Promise<number> {
+      return redis.zcard(shard.updated);
     },
 
     /** Deletes a query's matches in one shard (those an evicted result made). */

@@ -10,6 +10,18 @@ export type ShardKeys = ReturnType<DocumentKeys['shard']>;
 export function documentKeys({ key }: Keyspace) {
   return {
     /**
+     * What searches the deployment ran (src/services/documents/activity.ts), on one slot of its own: every key
+     * expires, and each is bounded by the script that writes it (countSearch).
+     */
+    activity: {
+      /** hash: "<kind> <second>" → searches of that kind in that second (s since the epoch), of one minute */
+      rate: (minute: number) => key('docs', 'activity', 'rate', minute),
+      /** sorted set: query text → its searches in one hour, at most SEARCH_TOP_KEPT (Space-Saving) */
+      queries: (hour: number) => key('docs', 'activity', 'queries', hour),
+      /** hash: query text → how many documents its last search found, for the members of `queries` */
+      results: (hour: number) => key('docs', 'activity', 'results', hour),
+    },
+    /**
      * A user's searches, on the user's slot: what one script checks and changes when a search starts (the bound on
      * searches at once, the user's live results) and ends (the result's description).
      */

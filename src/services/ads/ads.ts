@@ -39,8 +39,8 @@ export interface AdInput {
   dailyBudget?: number | null;
 }
 
-/** An ad as admins see it. */
-export interface Ad extends Omit<StoredAd, 'spentToday'> {
+/** An ad as admins see it (`spentToday`: on this UTC day). */
+export interface Ad extends StoredAd {
   id: string;
   /** Its total or daily budget is spent: it does not serve. */
   exhausted: boolean;
@@ -55,6 +55,14 @@ export interface AdTarget {
   matchedTerms: string[];
   /** Thompson sampling picked another ad than the learned eCPMs would have. */
   explored: boolean;
+}
+
+export interface AdTotals {
+  spentToday: number;
+  spent: number;
+  views: number;
+  explored: number;
+  explorationShare: number | null;
 }
 
 /** Who sees a page: the signed-in user (null when none) and the client's address. */
@@ -232,11 +240,30 @@ export class AdService {
     );
     return stored.map((s, i) => {
       if (!s) return null;
-      const { spentToday, ...ad } = s;
       const exhausted =
-        (ad.budget !== null && ad.spent >= ad.budget) || (ad.dailyBudget !== null && spentToday >= ad.dailyBudget);
-      return { id: ids[i]!, ...ad, exhausted };
+        (s.budget !== null && s.spent >= s.budget) || (s.dailyBudget !== null && s.spentToday >= s.dailyBudget);
+      return { id: ids[i]!, ...s, exhausted };
     });
+  }
+
+  /**
+   * Every ad's spending today (UTC) and in all, their views, and the views exploration picked (another ad than the
+   * learned eCPMs would have); `explorationShare` is those over the views, null before any view.
+   */
+  async totals(): Promise<AdTotals> {
+    const day = dayOf(Date.now());
+    await this.placement.ready();
+    const shards = await Promise.all(this.shards.map((shard) => this.commands.spending({ shard, day })));
+    const sum = (pick: (s: (typeof shards)[number]) => number) => shards.reduce((n, s) => n + pick(s), 0);
+    const views = sum((s) => s.views);
+    const explored = sum((s) => s.explored);
+    return {
+      spentToday: sum((s) => s.spentToday),
+      spent: sum((s) => s.spent),
+      views,
+      explored,
+      explorationShare: views === 0 ? null : explored / views,
+    };
   }
 
   /** Ads in id order, the first `first` after `after` (one deleted meanwhile is left out). */
@@ -386,8 +413,14 @@ export class AdService {
             (p) => p.book.adId,
           )!
         ]!.book;
-      const committed = await this.commands.commitAd({ ...args, shard: this.shards[choice]!, seed: 1, adId });
-      if (committed !== null) return isRefused(committed) ? committed : { ...committed, explored: adId !== book.adId };
+      const committed = await this.commands.commitAd({
+        ...args,
+        shard: this.shards[choice]!,
+        seed: 1,
+        adId,
+        explored: adId !== book.adId,
+      });
+      if (committed !== null) return committed;
       picks[choice] = await pickIn(this.shards[choice]!);
     }
     this.log.warn({ commits: COMMITS_MAX }, 'ads: every commit of a targeting was refused; no ad served');

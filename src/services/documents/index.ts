@@ -11,6 +11,7 @@ import { LeaseService } from './leases.js';
 import { LiveDocumentService } from './live.js';
 import { LiveSearchService } from './live-search.js';
 import { SearchService } from './search.js';
+import { SearchActivity } from './activity.js';
 import { Shards } from '../shared/shards.js';
 
 /** Whether a load reads the documents' content, which may be most of their bytes. */
@@ -80,6 +81,7 @@ export function createDocuments(
     documents: DocumentService;
     leases: LeaseService;
     search: SearchService;
+    searchActivity: SearchActivity;
     liveDocuments: LiveDocumentService;
     liveSearch: LiveSearchService;
   },
@@ -103,12 +105,14 @@ export function createDocuments(
   const absent = caches.cache<DocumentSummary>({ name: 'documents', values: false, filter });
   const known = { filter, absent };
   const documents = new DocumentService({ commands, shards, admins, options: config.search, known });
-  const search = new SearchService({ commands, shards, options: config.search, log });
+  const searchActivity = new SearchActivity({ commands, shards, log, flushMs: config.metrics.flushMs });
+  const search = new SearchService({ commands, shards, options: config.search, log, activity: searchActivity });
   return {
     services: {
       documents,
       leases: new LeaseService({ commands, shards, admins, semaphores, poller, options: config.leases }),
       search,
+      searchActivity,
       liveDocuments: new LiveDocumentService({ commands, shards, documents, poller, log }),
       liveSearch: new LiveSearchService({
         commands,
@@ -121,5 +125,6 @@ export function createDocuments(
       }),
     },
     loaders: (viewer) => ({ documents: documentLoader(documents, viewer) }),
+    close: () => searchActivity.stop(),
   };
 }

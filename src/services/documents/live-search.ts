@@ -536,7 +536,7 @@ export class LiveSearchService {
       const first = q.order ? q.first + reserve(q.first) : q.first;
       const relevance = q.order && sortOf(q.sort).then === 'bm25';
       const [found, stats] = await Promise.all([
-        this.search.searchDocuments(this.evaluator, { query: q.query, sort: q.sort, first, offset: 0 }),
+        this.search.searchDocuments(this.evaluator, { query: q.query, sort: q.sort, first, offset: 0, counted: false }),
         relevance ? this.search.bm25Stats(q.groups) : null,
       ]);
       if (q.order) {

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { AppError, badInput } from '../../errors.js';
 import type { DocumentCommands, Entry, Matches, ResultDescription, Shard } from '../../redis/documents/commands.js';
 import { checkPage, type Page } from '../shared/paging.js';
+import type { SearchActivity } from './activity.js';
 import { parseQuery, type ParsedQuery, type Term } from './query.js';
 import type { Shards } from '../shared/shards.js';
 import {
@@ -38,6 +39,8 @@ export interface SearchArgs {
   first: number;
   offset: number;
   resultId?: string | null;
+  /** Whether the search counts in `searchActivity` (false: live search's own evaluations). Default true. */
+  counted?: boolean;
 }
 
 /** One result: the document's id and its score under the sort (a position for the title and id sorts). */
@@ -83,6 +86,8 @@ export interface SearchServiceDeps {
   shards: Shards<Shard>;
   options: SearchOptions;
   log: Logger;
+  /** Where the searches that ran are counted. */
+  activity?: SearchActivity;
 }
 
 export class SearchService {
@@ -90,11 +95,13 @@ export class SearchService {
   private readonly shards: Shards<Shard>;
   private readonly options: SearchOptions;
   private readonly log: Logger;
+  private readonly activity: SearchActivity | undefined;
   /** Each shard's version as this process last saw it: what a search by a sort other than RELEVANCE names first. */
   private readonly versions: string[] = [];
 
   constructor(deps: SearchServiceDeps) {
     ({ commands: this.commands, shards: this.shards, options: this.options, log: this.log } = deps);
+    this.activity = deps.activity;
   }
 
   async searchDocuments(user: string, args: SearchArgs): Promise<DocumentSearch> {
@@ -145,6 +152,13 @@ export class SearchService {
       const plan = planned.value ?? (await this.plan(query, page));
       const found = await this.search(search, { plan, weights, fingerprint, page });
       made = found.description;
+      if (args.counted !== false)
+        this.activity?.count({
+          query: args.query,
+          parsed: query,
+          sort: args.sort,
+          found: found.result.totalCount,
+        });
       return found.result;
     } finally {
       // not waited for: later commands of this process on the user's slot (and shards) are sent after these
