@@ -35,6 +35,8 @@ export const wasRefusedEarly = (serverContext: object): boolean =>
 
 export function useOperationLimits(services: Services, refused: OnRefused): Plugin<Context> {
   const limits = services.limits;
+  /** Each refusal's body, serialized once: the limits give the same refusal while its seconds to wait are the same. */
+  const bodies = new WeakMap<AppError, string>();
   const whoOf = (viewer: Context['viewer'], address: string | undefined) =>
     viewer ? `user:${viewer.username}` : `addr:${address ?? 'unknown'}`;
 
@@ -65,7 +67,11 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
           // The answer yoga gives a refusal at execution, serialized here: no GraphQL error is made, where yoga's
           // serializer copies each error into a new one (capturing a new stack) to strip internals. A result
           // without `errors` gets yoga's status 200, as a refusal at execution does.
-          const body = JSON.stringify({ errors: [{ message: r.message, extensions: r.extensions }] });
+          let body = bodies.get(r);
+          if (body === undefined) {
+            body = JSON.stringify({ errors: [{ message: r.message, extensions: r.extensions }] });
+            bodies.set(r, body);
+          }
           const answer: ExecutionResult & { stringify: () => string } = { stringify: () => body };
           setResult(answer);
         };
