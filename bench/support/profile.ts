@@ -2,7 +2,8 @@
  * Summarizes `node --cpu-prof` profiles (BENCH_CPU_PROF, see processes.ts): `npx tsx bench/support/profile.ts
  * <file or directory>... [--top N] [--match text]` prints, per function (name, file:line), its self and total
  * time as shares of the profile's busy time (idle and the program's own node left out), sorted by self time;
- * `--match` keeps the functions whose name or file contains the text. Several files add up (one gateway's runs).
+ * `--match` keeps the functions whose name or file contains the text; `--requests N` adds µs per request (N the
+ * requests the profiled process served). Several files add up (one gateway's runs).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +26,7 @@ const option = (name: string) => {
 };
 const top = Number(option('--top') ?? 40);
 const match = option('--match');
+const requests = Number(option('--requests') ?? 0);
 const files = args.flatMap((a) =>
   statSync(a).isDirectory()
     ? readdirSync(a)
@@ -72,6 +74,15 @@ const rows = [...self.keys()]
     function: k.length > 110 ? `${k.slice(0, 107)}...` : k,
     'self %': Number(((100 * self.get(k)!) / busy).toFixed(2)),
     'total %': Number(((100 * total.get(k)!) / busy).toFixed(2)),
+    ...(requests > 0
+      ? {
+          'self µs/req': Number((self.get(k)! / requests).toFixed(2)),
+          'total µs/req': Number((total.get(k)! / requests).toFixed(2)),
+        }
+      : {}),
   }));
-console.log(`${files.length} profile(s), busy ${(busy / 1e6).toFixed(2)} s`);
+console.log(
+  `${files.length} profile(s), busy ${(busy / 1e6).toFixed(2)} s` +
+    (requests > 0 ? `, ${(busy / requests).toFixed(1)} µs per request of ${requests}` : ''),
+);
 console.table(rows);
