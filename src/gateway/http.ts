@@ -34,6 +34,10 @@ const compressible = (_req: IncomingMessage, res: ServerResponse) =>
  */
 const MAY_COMPRESS = /gzip|deflate|br|\*/i;
 
+function serveGraphQL(yoga: GatewayYoga, req: IncomingMessage, res: ServerResponse, requestId: string, log: Logger) {
+  void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
+}
+
 export function createHttpServer(
   yoga: GatewayYoga,
   limits: Config['limits'],
@@ -104,16 +108,14 @@ export function createHttpServer(
       });
       return;
     }
-    const graphql = () =>
-      void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
     const encodings = req.headers['accept-encoding'];
     if (encodings === undefined || !MAY_COMPRESS.test(encodings)) {
       res.setHeader('vary', 'Accept-Encoding');
-      graphql();
+      serveGraphQL(yoga, req, res, requestId, log);
       return;
     }
     // Typed for Express; it needs only Node's request and response.
-    compress(req as never, res as never, graphql);
+    compress(req as never, res as never, () => serveGraphQL(yoga, req, res, requestId, log));
   });
   server.maxConnections = limits.connections;
   return server;
