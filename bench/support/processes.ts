@@ -85,6 +85,12 @@ export function spawnGateway(name: string, env: Record<string, string>, entry = 
   gatewayLimits.push(
     `${name}: ${on.length ? `limits ON (${on.map((k) => `${k}=${merged[k]}`).join(', ')})` : 'limits off'}`,
   );
+  if (CPU_PROF) {
+    // One directory per gateway; Node writes the profile when the gateway exits (stop()'s SIGTERM, not a SIGKILL).
+    const dir = path.resolve(CPU_PROF, name.replace(/[^A-Za-z0-9._-]+/g, '-'));
+    merged.NODE_OPTIONS = `${merged.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${dir}`.trim();
+    progress(`${name}: CPU profile into ${dir}`);
+  }
   const child = adopt(name, spawnEntry(entry, merged));
   if (GATEWAY_CPUS && child.proc.pid !== undefined) pin(child.proc.pid, GATEWAY_CPUS);
   return child;
@@ -115,6 +121,12 @@ export function checkoutCommit(commit: string): string {
  * compared on the same core, so that one is not slowed for a stretch by what shares its core while another is not.
  */
 const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS;
+
+/**
+ * BENCH_CPU_PROF (a directory): every gateway a bench starts runs with `node --cpu-prof`, its profile written into
+ * <dir>/<the gateway's name> as it stops (open it in Chrome's DevTools, or summarize it with bench/support/profile.ts).
+ */
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 /** Keeps process `pid` (all its threads) on `cpus` (a taskset list). */
 export function pin(pid: number, cpus: string): void {

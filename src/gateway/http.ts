@@ -4,9 +4,10 @@
  * second at most, so a client trickling bytes gets 408 rather than holding a socket for Node's default five
  * minutes); at most MAX_CONNECTIONS connections; `GET /metrics` (gateway/prometheus.ts) and `/readyz` (200 while
  * Redis answers a PING within a second, else 503), beside yoga, so that no GraphQL request pays for matching their
- * paths; GraphiQL's page compressed once and cached (graphiql-page.ts); JSON answers of COMPRESS_MIN_BYTES or more
- * compressed (br or gzip, by Accept-Encoding, with the `compression` middleware), never an event stream or a
- * multipart one, which must not wait for a compressor's buffer; and a graceful close.
+ * paths; GraphiQL's page compressed once and cached (graphiql-page.ts), at /graphql and /graphql/ alike; JSON answers
+ * of COMPRESS_MIN_BYTES or more compressed (br or gzip, by Accept-Encoding, with the `compression` middleware, which
+ * a request accepting no encoding it serves never enters), never an event stream or a multipart one, which must not
+ * wait for a compressor's buffer; and a graceful close.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -27,6 +28,15 @@ const isPath = (url: string | undefined, path: string) => url === path || url?.s
 const JSON_ANSWER = /^application\/(?:graphql-response\+)?json\b/;
 const compressible = (_req: IncomingMessage, res: ServerResponse) =>
   JSON_ANSWER.test(String(res.getHeader('content-type')));
+/**
+ * A request whose Accept-Encoding may name an encoding the middleware serves (it decides, by q-values); any other
+ * skips the middleware's wrapping of the response, answered as it would answer it: uncompressed, with the Vary.
+ */
+const MAY_COMPRESS = /gzip|deflate|br|\*/i;
+
+function serveGraphQL(yoga: GatewayYoga, req: IncomingMessage, res: ServerResponse, requestId: string, log: Logger) {
+  void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
+}
 
 export function createHttpServer(
   yoga: GatewayYoga,
@@ -90,7 +100,7 @@ export function createHttpServer(
       return;
     }
     if (serveDashboard(req, res)) return;
-    if (isPath(req.url, GRAPHQL_PATH) && wantsGraphiQL(req)) {
+    if ((isPath(req.url, GRAPHQL_PATH) || isPath(req.url, `${GRAPHQL_PATH}/`)) && wantsGraphiQL(req)) {
       graphiql(req, res).catch((err: unknown) => {
         log.error({ err, requestId }, 'serving GraphiQL failed');
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -98,10 +108,14 @@ export function createHttpServer(
       });
       return;
     }
+    const encodings = req.headers['accept-encoding'];
+    if (encodings === undefined || !MAY_COMPRESS.test(encodings)) {
+      res.setHeader('vary', 'Accept-Encoding');
+      serveGraphQL(yoga, req, res, requestId, log);
+      return;
+    }
     // Typed for Express; it needs only Node's request and response.
-    compress(req as never, res as never, () => {
-      void yoga(req, res, { req, res, address: req.socket.remoteAddress, requestId, log: log.child({ requestId }) });
-    });
+    compress(req as never, res as never, () => serveGraphQL(yoga, req, res, requestId, log));
   });
   server.maxConnections = limits.connections;
   return server;

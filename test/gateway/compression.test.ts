@@ -85,6 +85,16 @@ describe('GraphiQL’s page', () => {
     console.log(`GraphiQL's page: ${JSON.stringify(sizes)} bytes`);
   });
 
+  it('is the same cached page at /graphql/, the trailing slash yoga also serves', async () => {
+    const t = await startTestApp();
+    const headers = { ...HTML, 'accept-encoding': 'gzip' };
+    const [page, slashed] = [await raw(t.url, { headers }), await raw(`${t.url}/`, { headers })];
+    expect(slashed.status).toBe(200);
+    expect(slashed.headers['content-encoding']).toBe('gzip');
+    expect(slashed.headers.etag).toBe(page.headers.etag);
+    expect(decode(slashed).toString()).toBe(decode(page).toString());
+  });
+
   it('answers a revisit with the ETag it gave 304 and no body', async () => {
     const t = await startTestApp();
     const headers = { ...HTML, 'accept-encoding': 'gzip, deflate, br' };

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
 import { scrape } from '../support/prometheus.js';
 import { startTestApp, wsRequest } from '../support/app.js';
 import { eventually } from '../support/clients.js';
@@ -69,6 +70,30 @@ describe('an operation over its rate limit', () => {
     const r = await t.gql<{ me: { id: string } }>('{ me { id } }', {}, b.token);
     expect([r.errors, r.data?.me.id]).toEqual([undefined, b.username]);
     expect((await t.gql('{ me { id } }', {}, 'x'.repeat(43))).errors?.[0]?.extensions?.code).toBe('BUSY');
+  });
+});
+
+describe('refusals in a row', () => {
+  it('are one error while the seconds to wait are the same, and say those seconds', async () => {
+    const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1' });
+    const limits = t.app.services.limits;
+    const who = 'user:refused-in-a-row';
+    expect(await limits.operation({ who })).toBeUndefined(); // the minute's one operation
+    const first = await limits.operation({ who });
+    const refusals = [first, ...Array.from({ length: 200 }, () => limits.operation({ who }))];
+    const bySeconds = new Map<unknown, Set<unknown>>();
+    for (const r of refusals) {
+      expect(r).toBeInstanceOf(AppError);
+      const { retryAfter } = (r as AppError).extensions;
+      expect((r as AppError).message).toBe(`too many operations; retry in ${String(retryAfter)} s`);
+      bySeconds.set(retryAfter, (bySeconds.get(retryAfter) ?? new Set()).add(r));
+    }
+    // 201 refusals within at most a second or two: one error per second to wait.
+    expect(bySeconds.size).toBeLessThanOrEqual(3);
+    for (const errors of bySeconds.values()) expect(errors.size).toBe(1);
+    // Another caller's refusal is its own.
+    expect(await limits.operation({ who: 'user:another' })).toBeUndefined();
+    expect(await limits.operation({ who: 'user:another' })).not.toBe(first);
   });
 });
 

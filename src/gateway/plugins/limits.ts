@@ -54,34 +54,53 @@ export function useOperationLimits(services: Services, refused: OnRefused): Plug
     return refusal instanceof Promise ? refusal.then(apply) : void apply(refusal);
   };
 
+  /**
+   * The answer yoga gives a refusal at execution, serialized here: no GraphQL error is made, where yoga's serializer
+   * copies each error into a new one (capturing a new stack) to strip internals. A result without `errors` gets
+   * yoga's status 200, as a refusal at execution does. One per refusal (the limits give the same refusal while its
+   * seconds to wait are the same), read only by yoga.
+   */
+  const answers = new WeakMap<AppError, ExecutionResult>();
+  const answerOf = (r: AppError) => {
+    let answer = answers.get(r);
+    if (answer === undefined) {
+      const body = JSON.stringify({ errors: [{ message: r.message, extensions: r.extensions }] });
+      answer = { stringify: () => body } as ExecutionResult;
+      answers.set(r, answer);
+    }
+    return answer;
+  };
+  /** Admits or refuses a request before parsing. Plugin-level functions: a request makes no closures here. */
+  const decide = (
+    server: RateLimitedContext,
+    operationName: string | null | undefined,
+    setResult: (result: ExecutionResult) => void,
+    r: AppError | undefined,
+  ) => {
+    if (!r) return void (server.rateLimit = 'admitted');
+    server.rateLimit = 'refused';
+    server.earlyRefusal = r;
+    refused({ operation: operationName ?? undefined, refusal: r });
+    setResult(answerOf(r));
+  };
+
   return {
     onParams({ params, request, context, setResult }) {
       // Over HTTP only: WebSocket operations have no parameters phase.
       const server = context as unknown as RateLimitedContext;
       if (typeof params.query !== 'string') return;
-      const admit = ({ viewer }: { viewer: Context['viewer'] }) => {
-        const apply = (r: AppError | undefined) => {
-          if (!r) return void (server.rateLimit = 'admitted');
-          server.rateLimit = 'refused';
-          server.earlyRefusal = r;
-          refused({ operation: params.operationName ?? undefined, refusal: r });
-          // The answer yoga gives a refusal at execution, serialized here: no GraphQL error is made, where yoga's
-          // serializer copies each error into a new one (capturing a new stack) to strip internals. A result
-          // without `errors` gets yoga's status 200, as a refusal at execution does.
-          const body = JSON.stringify({ errors: [{ message: r.message, extensions: r.extensions }] });
-          const answer: ExecutionResult & { stringify: () => string } = { stringify: () => body };
-          setResult(answer);
-        };
-        const refusal = withoutStacks(() => limits.operation({ who: whoOf(viewer, server.address) }));
-        return refusal instanceof Promise ? refusal.then(apply) : apply(refusal);
-      };
-      return (server.authentication ??= authenticate(services, request.headers.get('authorization')))
-        .catch((err: unknown) => {
+      return (server.authentication ??= authenticate(services, request.headers.get('authorization'))).then(
+        ({ viewer }) => {
+          const refusal = withoutStacks(() => limits.operation({ who: whoOf(viewer, server.address) }));
+          return refusal instanceof Promise
+            ? refusal.then((r) => decide(server, params.operationName, setResult, r))
+            : decide(server, params.operationName, setResult, refusal);
+        },
+        (err: unknown) => {
           // The operation's context awaits the same answer and fails with its error: no quota is taken for it.
           tagRequestId(err, server.requestId);
-          return undefined;
-        })
-        .then((auth) => (auth ? admit(auth) : undefined));
+        },
+      );
     },
     onExecute: ({ args, setResultAndStopExecution }) => check(args, setResultAndStopExecution),
     onSubscribe: ({ args, setResultAndStopExecution }) => check(args, setResultAndStopExecution),

@@ -24,8 +24,10 @@ export interface LimitOptions {
   operations: number;
 }
 
+const retryAfterOf = (msBeforeNext: number) => Math.max(1, Math.ceil(msBeforeNext / 1000));
+
 function busy(what: string, msBeforeNext: number): AppError {
-  const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  const retryAfter = retryAfterOf(msBeforeNext);
   return new AppError('BUSY', `too many ${what}; retry in ${retryAfter} s`, { retryAfter });
 }
 
@@ -36,6 +38,8 @@ interface Bucket {
   /** The window has nothing left in Redis: once `tokens` are used, refuse until `resetAt`. */
   exhausted: boolean;
   refilling?: Promise<void>;
+  /** The last refusal given from this bucket: the next one reuses it while its seconds to wait are the same. */
+  refusal?: AppError;
 }
 
 export interface RateLimitDeps {
@@ -105,7 +109,12 @@ export class RateLimits {
         bucket.tokens--;
         return undefined;
       }
-      if (bucket.exhausted) return busy('operations', bucket.resetAt - now);
+      if (bucket.exhausted) {
+        // A refused caller usually asks again at once: one error per second to wait, not one per refusal.
+        const last = bucket.refusal;
+        if (last?.extensions.retryAfter === retryAfterOf(bucket.resetAt - now)) return last;
+        return (bucket.refusal = busy('operations', bucket.resetAt - now));
+      }
     }
     return this.refill(who).then(() => this.operation({ who }));
   }
