@@ -27,7 +27,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
-import { useSseRefusalStatus } from './plugins/sse-refusals.js';
+import { useRefusalStatus } from './plugins/refusals.js';
 import type { OperationTracing } from './plugins/tracing.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -166,7 +166,7 @@ export function createGatewayYoga({
       usePersistedQueries(services),
       useErrorRequestIds(),
       useScopeCacheRelease(),
-      useSseRefusalStatus(),
+      useRefusalStatus(),
       useGraphQLSseSingleConnection({
         path: GRAPHQL_PATH,
         services,

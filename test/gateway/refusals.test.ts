@@ -72,6 +72,42 @@ describe('an operation over its rate limit', () => {
   });
 });
 
+describe('a refusal past the rate limit, by media type', () => {
+  const GRAPHQL_RESPONSE = { accept: 'application/graphql-response+json' };
+  const JSON_ONLY = { accept: 'application/json' };
+
+  it('answers 429 with Retry-After its retryAfter as application/graphql-response+json, 200 without as application/json', async () => {
+    const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
+    const query = '{ me { id } }';
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+    // The address's two operations: one registers the persisted query.
+    expect((await answer(await post(t.url, { query, extensions }))).json.errors).toBeUndefined();
+    expect((await answer(await post(t.url, { query: '{ __typename }' }))).json.errors).toBeUndefined();
+    const refusals = {
+      // Refused before parsing.
+      early: (headers: Record<string, string>) => post(t.url, { query }, headers),
+      // Refused when it would execute.
+      byHash: (headers: Record<string, string>) => post(t.url, { extensions }, headers),
+    };
+    for (const [name, refuse] of Object.entries(refusals)) {
+      const res = await refuse(GRAPHQL_RESPONSE);
+      const spec = await answer(res);
+      expect([name, spec.status, spec.type]).toEqual([name, 429, 'application/graphql-response+json; charset=utf-8']);
+      const retryAfter = spec.json.errors![0]!.extensions!.retryAfter!;
+      expect(spec.json.errors![0]!.extensions!.code).toBe('BUSY');
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(res.headers.get('retry-after')).toBe(String(retryAfter));
+
+      const plainRes = await refuse(JSON_ONLY);
+      const plain = await answer(plainRes);
+      expect([name, plain.status, plain.type]).toEqual([name, 200, 'application/json; charset=utf-8']);
+      expect(plain.json.errors![0]!.extensions!.code).toBe('BUSY');
+      expect(plainRes.headers.get('retry-after')).toBeNull();
+    }
+  });
+});
+
 describe('a persisted query named by its hash alone, over its rate limit', () => {
   it('is refused with BUSY when it would execute, once its document is found', async () => {
     const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
