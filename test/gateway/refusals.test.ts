@@ -108,6 +108,25 @@ describe('a refusal past the rate limit, by media type', () => {
   });
 });
 
+describe('an operation refused as application/graphql-response+json', () => {
+  it('keeps 200 when it ran (data, even null), 400 for an invalid document, 406 for a subscription without a stream', async () => {
+    const t = await startTestApp();
+    const accept = { accept: 'application/graphql-response+json' };
+    const ran = await answer(await post(t.url, { query: '{ chats { id } }' }, accept));
+    expect([ran.status, ran.json.errors?.[0]?.extensions?.code, ran.json.data]).toEqual([200, 'UNAUTHENTICATED', null]);
+    const invalid = await answer(await post(t.url, { query: '{ nope }' }, accept));
+    expect([invalid.status, invalid.json.errors?.[0]?.extensions?.code]).toEqual([400, 'BAD_USER_INPUT']);
+    // A status of the error's own is kept: a subscription asked for without a stream format, signed in or not.
+    const { token } = await t.signUp();
+    for (const auth of [{}, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
+      const stream = await answer(
+        await post(t.url, { query: 'subscription { messageAdded { id } }' }, { ...accept, ...auth }),
+      );
+      expect([stream.status, stream.json.errors?.[0]?.extensions?.code]).toEqual([406, 'BAD_USER_INPUT']);
+    }
+  });
+});
+
 describe('a persisted query named by its hash alone, over its rate limit', () => {
   it('is refused with BUSY when it would execute, once its document is found', async () => {
     const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });

@@ -10,10 +10,11 @@
  *
  * A refusal is a single result without `data` (the operation never ran: its subscription was refused, its context
  * failed, its document was invalid) or a rate limit's refusal before parsing. An operation that ran (`data`, even
- * null) keeps yoga's status. A 429 whose wait is known (the rate limit's `retryAfter`: seconds to its window's end)
+ * null) keeps yoga's status, and so does an error with a status of its own (`extensions.http.status`: 406, 415,
+ * 413, a persisted query's 404). A 429 whose wait is known (the rate limit's `retryAfter`: seconds to its window's end)
  * also carries `Retry-After`.
  */
-import type { ExecutionResult, GraphQLError } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { httpStatusOf } from '../errors.js';
 import { wasRefusedEarly, type RateLimitedContext } from './limits.js';
@@ -31,7 +32,10 @@ function refusalOf(result: unknown, serverContext: object): Refusal | undefined 
   if (isAsyncIterable(result) || Array.isArray(result)) return undefined;
   const { data, errors } = result as ExecutionResult;
   if (data !== undefined || !errors?.length) return undefined;
-  const { extensions } = errors[0] as GraphQLError;
+  const { extensions } = errors[0]!;
+  // A status of the error's own (406, 415, 413, a persisted query's 404), not the spec's default: yoga gives it.
+  const http = extensions?.http;
+  if (http?.status && !http.spec) return undefined;
   const status = httpStatusOf(extensions?.code);
   return status ? { status, retryAfter: extensions.retryAfter } : undefined;
 }
