@@ -94,6 +94,9 @@ describe('refusals in a row', () => {
     // Another caller's refusal is its own.
     expect(await limits.operation({ who: 'user:another' })).toBeUndefined();
     expect(await limits.operation({ who: 'user:another' })).not.toBe(first);
+  });
+});
+
 describe('a refusal past the rate limit, by media type', () => {
   const GRAPHQL_RESPONSE = { accept: 'application/graphql-response+json' };
   const JSON_ONLY = { accept: 'application/json' };
