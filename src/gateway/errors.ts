@@ -49,7 +49,8 @@ const PUBLIC_CODES = new Set<string>([
 
 /**
  * The HTTP status of an answer that a public code refuses, where the status is the refusal's to give (a refused
- * subscription over SSE: plugins/sse-refusals.ts). Codes not listed keep yoga's status.
+ * operation over SSE or as application/graphql-response+json: plugins/refusals.ts; persisted queries' refusals:
+ * plugins/persisted-queries.ts). Codes not listed keep yoga's status.
  */
 const HTTP_STATUS: Readonly<Record<string, number>> = {
   BAD_USER_INPUT: 400,
@@ -57,10 +58,12 @@ const HTTP_STATUS: Readonly<Record<string, number>> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   PERSISTED_QUERY_NOT_FOUND: 404,
+  PERSISTED_QUERY_NOT_IN_LIST: 404,
+  PERSISTED_QUERY_ONLY: 400,
   CONFLICT: 409,
   BUSY: 429,
   MAINTENANCE: 503,
-} satisfies Record<ErrorCode | 'PERSISTED_QUERY_NOT_FOUND', number>;
+} satisfies Record<ErrorCode | `PERSISTED_QUERY_${'NOT_FOUND' | 'NOT_IN_LIST' | 'ONLY'}`, number>;
 
 /** The status of an answer refused with `code` (one of HTTP_STATUS's), or undefined. */
 export function httpStatusOf(code: unknown): number | undefined {

@@ -1,9 +1,23 @@
 /**
  * The gateway's graphql-yoga: the schema, the context of every operation (HTTP and WebSocket alike: who asks, the
  * services, the DataLoaders), error masking, GraphiQL (bundled, so it works offline), /healthz (/readyz is
- * http.ts'), and the plugins, in order: request checks and limits, Apollo's multipart subscriptions, media types,
- * incremental delivery (`@defer`, `@stream`), maintenance, SSE revocation, telemetry and GET /metrics' figures, rate
- * limits, automatic persisted queries (APQ).
+ * http.ts'), and the plugins, in order:
+ * - tracing.ts (with tracing on): each operation's span, and each refusal's;
+ * - errors.ts#useBadRequestCode: BAD_USER_INPUT for every validation failure;
+ * - body-limit.ts: the request body's size (uploads get more);
+ * - multipart-subscriptions.ts: Apollo's multipart HTTP subscriptions;
+ * - http-media-types.ts: what the Accept header allows (406 otherwise);
+ * - incremental.ts: `@defer` and `@stream`;
+ * - graphql-armor: the document's depth, cost, aliases, tokens and directives;
+ * - maintenance.ts: MAINTENANCE while the gateway is in maintenance;
+ * - revocation.ts: ends the SSE and multipart streams of a revoked session;
+ * - metrics.ts (with GET /metrics on): the operations' figures;
+ * - limits.ts (with rate limits on): the operations' rate limit, before parsing where it can;
+ * - persisted-queries.ts: automatic persisted queries (APQ) and trusted documents;
+ * - errors.ts#useErrorRequestIds: each error's request id, for the logs;
+ * - scope-cache.ts: lets go of scope-auth's cache once a subscription started;
+ * - refusals.ts: a refusal's HTTP status (and Retry-After) over SSE and JSON;
+ * - graphql-sse.ts: graphql-sse's single-connection mode (PUT, then the stream, then operations).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
@@ -27,7 +41,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
-import { useSseRefusalStatus } from './plugins/sse-refusals.js';
+import { useRefusalStatus } from './plugins/refusals.js';
 import type { OperationTracing } from './plugins/tracing.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -166,7 +180,7 @@ export function createGatewayYoga({
       usePersistedQueries(services),
       useErrorRequestIds(),
       useScopeCacheRelease(),
-      useSseRefusalStatus(),
+      useRefusalStatus(),
       useGraphQLSseSingleConnection({
         path: GRAPHQL_PATH,
         services,

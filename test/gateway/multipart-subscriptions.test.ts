@@ -3,7 +3,14 @@
  * it missed, gets refusals with their codes and the end of a revoked session; the protocol's framing (boundary,
  * `payload` parts, heartbeats) as its spec shows it; the metrics gauge counts the stream as `multipart`.
  */
-import { CombinedGraphQLErrors, CombinedProtocolErrors, gql, type ApolloClient } from '@apollo/client';
+import {
+  ApolloClient,
+  CombinedGraphQLErrors,
+  CombinedProtocolErrors,
+  HttpLink,
+  InMemoryCache,
+  gql,
+} from '@apollo/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, send } from '../support/chats.js';
@@ -37,6 +44,29 @@ const codes = (r: Recorded) =>
   r.errors.flatMap((e) =>
     CombinedGraphQLErrors.is(e) || CombinedProtocolErrors.is(e) ? e.errors.map((x) => x.extensions?.code) : [e.message],
   );
+
+/**
+ * Apollo Client's HttpLink alone (as apolloHttpClient makes it), with `accept` when given in place of its own media
+ * types after multipart's, recording the status and media type of each answer it reads.
+ */
+function recordingApollo(url: string, token?: string, accept?: string) {
+  const answers: [number, string | null][] = [];
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (accept) headers.accept = accept;
+  const fetchRecording: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    answers.push([res.status, res.headers.get('content-type')]);
+    return res;
+  };
+  const client = new ApolloClient({
+    link: new HttpLink({ uri: url, headers, fetch: fetchRecording }),
+    cache: new InMemoryCache(),
+  });
+  return { client, answers };
+}
+
+const GRAPHQL_RESPONSE = 'application/graphql-response+json; charset=utf-8';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -72,16 +102,32 @@ describe("Apollo Client's HttpLink alone", () => {
     expect(await eventually(ended)).toBe(true);
   });
 
-  it('gets refusals with their codes: UNAUTHENTICATED without a token, FORBIDDEN for a non-member', async () => {
+  it('gets refusals as GraphQL errors with their codes, answered 401 (no token) and 403 (not a member)', async () => {
     const [ann, eve] = await Promise.all([t.signUp(), t.signUp()]);
     const chatId = await createChat(t, ann.token, [], 'private');
-    const anonymous = subscribe(apolloHttpClient(t.url), { c: chatId });
-    const stranger = subscribe(apolloHttpClient(t.url, eve.token), { c: chatId });
+    const anonymousLink = recordingApollo(t.url);
+    const strangerLink = recordingApollo(t.url, eve.token);
+    const anonymous = subscribe(anonymousLink.client, { c: chatId });
+    const stranger = subscribe(strangerLink.client, { c: chatId });
     expect(await holds(() => anonymous.completed && stranger.completed)).toBe(true);
     expect(codes(anonymous)).toEqual(['UNAUTHENTICATED']);
     expect(codes(stranger)).toEqual(['FORBIDDEN']);
     expect([...anonymous.errors, ...stranger.errors].every((e) => CombinedGraphQLErrors.is(e))).toBe(true);
     expect([...anonymous.texts, ...stranger.texts]).toEqual([]);
+    // Apollo asks for application/graphql-response+json after multipart: the spec's 4xx, which Apollo reads.
+    expect(anonymousLink.answers).toEqual([[401, GRAPHQL_RESPONSE]]);
+    expect(strangerLink.answers).toEqual([[403, GRAPHQL_RESPONSE]]);
+  });
+
+  it('told to take application/json only, gets the refusal answered 200 (a 4xx would be a bare ServerError)', async () => {
+    const [ann, eve] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [], 'private');
+    const link = recordingApollo(t.url, eve.token, 'application/json');
+    const stranger = subscribe(link.client, { c: chatId });
+    expect(await holds(() => stranger.completed)).toBe(true);
+    expect(codes(stranger)).toEqual(['FORBIDDEN']);
+    expect(stranger.errors.every((e) => CombinedGraphQLErrors.is(e))).toBe(true);
+    expect(link.answers).toEqual([[200, 'application/json; charset=utf-8']]);
   });
 
   it("ends with UNAUTHENTICATED (the protocol's transport error) when its session is signed out", async () => {
@@ -153,6 +199,33 @@ describe('the multipart subscription protocol', () => {
     // Without subscriptionSpec, multipart/mixed is the incremental-delivery format, which subscriptions do not take.
     expect(await served('multipart/mixed, text/event-stream')).toBe('text/event-stream');
   });
+
+  it.each([
+    // Apollo Client 4's HttpLink, as it sends it.
+    [
+      'multipart/mixed;boundary=graphql;subscriptionSpec=1.0,application/graphql-response+json,application/json;q=0.9',
+      401,
+      GRAPHQL_RESPONSE,
+    ],
+    [
+      'multipart/mixed;boundary="graphql";subscriptionSpec="1.0",application/json',
+      200,
+      'application/json; charset=utf-8',
+    ],
+  ])(
+    'refused before its stream starts, accepting %s, answers %i as JSON with the code',
+    async (accept, status, type) => {
+      const res = await fetch(t.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: 'subscription { messageAdded { id } }' }),
+      });
+      expect([res.status, res.headers.get('content-type')]).toEqual([status, type]);
+      const body = (await res.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+      expect(body.errors.map((e) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);
+      expect('data' in body).toBe(false);
+    },
+  );
 
   it('is refused with 406 and a message naming both formats when the Accept header takes neither', async () => {
     const ann = await t.signUp();

@@ -97,6 +97,61 @@ describe('refusals in a row', () => {
   });
 });
 
+describe('a refusal past the rate limit, by media type', () => {
+  const GRAPHQL_RESPONSE = { accept: 'application/graphql-response+json' };
+  const JSON_ONLY = { accept: 'application/json' };
+
+  it('answers 429 with Retry-After its retryAfter as application/graphql-response+json, 200 without as application/json', async () => {
+    const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
+    const query = '{ me { id } }';
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+    // The address's two operations: one registers the persisted query.
+    expect((await answer(await post(t.url, { query, extensions }))).json.errors).toBeUndefined();
+    expect((await answer(await post(t.url, { query: '{ __typename }' }))).json.errors).toBeUndefined();
+    const refusals = {
+      // Refused before parsing.
+      early: (headers: Record<string, string>) => post(t.url, { query }, headers),
+      // Refused when it would execute.
+      byHash: (headers: Record<string, string>) => post(t.url, { extensions }, headers),
+    };
+    for (const [name, refuse] of Object.entries(refusals)) {
+      const res = await refuse(GRAPHQL_RESPONSE);
+      const spec = await answer(res);
+      expect([name, spec.status, spec.type]).toEqual([name, 429, 'application/graphql-response+json; charset=utf-8']);
+      const retryAfter = spec.json.errors![0]!.extensions!.retryAfter!;
+      expect(spec.json.errors![0]!.extensions!.code).toBe('BUSY');
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(res.headers.get('retry-after')).toBe(String(retryAfter));
+
+      const plainRes = await refuse(JSON_ONLY);
+      const plain = await answer(plainRes);
+      expect([name, plain.status, plain.type]).toEqual([name, 200, 'application/json; charset=utf-8']);
+      expect(plain.json.errors![0]!.extensions!.code).toBe('BUSY');
+      expect(plainRes.headers.get('retry-after')).toBeNull();
+    }
+  });
+});
+
+describe('an operation refused as application/graphql-response+json', () => {
+  it('keeps 200 when it ran (data, even null), 400 for an invalid document, 406 for a subscription without a stream', async () => {
+    const t = await startTestApp();
+    const accept = { accept: 'application/graphql-response+json' };
+    const ran = await answer(await post(t.url, { query: '{ chats { id } }' }, accept));
+    expect([ran.status, ran.json.errors?.[0]?.extensions?.code, ran.json.data]).toEqual([200, 'UNAUTHENTICATED', null]);
+    const invalid = await answer(await post(t.url, { query: '{ nope }' }, accept));
+    expect([invalid.status, invalid.json.errors?.[0]?.extensions?.code]).toEqual([400, 'BAD_USER_INPUT']);
+    // A status of the error's own is kept: a subscription asked for without a stream format, signed in or not.
+    const { token } = await t.signUp();
+    for (const auth of [{}, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
+      const stream = await answer(
+        await post(t.url, { query: 'subscription { messageAdded { id } }' }, { ...accept, ...auth }),
+      );
+      expect([stream.status, stream.json.errors?.[0]?.extensions?.code]).toEqual([406, 'BAD_USER_INPUT']);
+    }
+  });
+});
+
 describe('a persisted query named by its hash alone, over its rate limit', () => {
   it('is refused with BUSY when it would execute, once its document is found', async () => {
     const t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });

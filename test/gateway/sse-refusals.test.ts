@@ -89,10 +89,11 @@ async function rawSse(
         );
   const text = await res.text(); // a refusal's stream ends by itself
   const events = [...text.matchAll(/^event: next\ndata: (.*)$/gm)].map(
-    (m) => JSON.parse(m[1]!) as { errors?: { extensions?: { code?: string } }[] },
+    (m) => JSON.parse(m[1]!) as { errors?: { extensions?: { code?: string; retryAfter?: number } }[] },
   );
   return {
     status: res.status,
+    retryAfter: res.headers.get('retry-after'),
     type: res.headers.get('content-type'),
     events,
     complete: /^event: complete$/m.test(text),
@@ -108,12 +109,15 @@ describe.each(['POST', 'GET'] as const)('a subscription refused over raw SSE (%s
     expect(r.complete).toBe(true);
   });
 
-  it('past the rate limit answers 429 with BUSY in the stream', async () => {
+  it('past the rate limit answers 429 with BUSY in the stream, and Retry-After its retryAfter', async () => {
     // The address spends its one operation of the minute (the quota is taken in batches: until refused).
     for (let i = 0; i < 5; i++) if ((await busy.gql('{ __typename }')).errors?.[0]?.extensions?.code === 'BUSY') break;
     const r = await rawSse(busy, method, {});
     expect(r.status).toBe(429);
     expect(r.events.map((e) => e.errors?.[0]?.extensions?.code)).toEqual(['BUSY']);
+    const retryAfter = r.events[0]!.errors![0]!.extensions!.retryAfter!;
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(r.retryAfter).toBe(String(retryAfter));
   });
 });
 

@@ -49,7 +49,10 @@ describe("README's clients", () => {
   it('create their graphql-ws client with the options test/support/frameworks.ts uses', () => {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const clients = /^\*\*Clients\.\*\*([\s\S]*?)^\*\*Persisted queries\.\*\*/m.exec(readme)?.[1] ?? '';
-    const snippets = [...clients.matchAll(/```ts\n([\s\S]*?)```/g)].map(([, code]) => code!);
+    // The snippets over graphql-ws (the others subscribe over HTTP: Apollo's multipart, graphql-sse).
+    const snippets = [...clients.matchAll(/```ts\n([\s\S]*?)```/g)]
+      .map(([, code]) => code!)
+      .filter((code) => code.includes("from 'graphql-ws'"));
     expect(snippets).toHaveLength(2); // Apollo Client, urql
     const framework = wsClientOptions(readFileSync(path.join(ROOT, 'test/support/frameworks.ts'), 'utf8'));
     expect(framework).toHaveLength(1);

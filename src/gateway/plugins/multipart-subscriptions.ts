@@ -8,8 +8,9 @@
  *
  * graphql-yoga's own multipart answer is the incremental-delivery one (boundary `-`, bare results, no heartbeats) and
  * yoga 5 refuses it for subscriptions; no published plugin frames Apollo's protocol, so this one does. A refusal
- * before the stream starts (no token, not a member) is no stream: yoga answers it as JSON, which Apollo Client reads
- * as GraphQL errors with their codes.
+ * before the stream starts (no token, not a member) is no stream: yoga answers it as JSON, with the status of its
+ * code as application/graphql-response+json (what Apollo Client asks for after multipart) and 200 as
+ * application/json (plugins/refusals.ts); Apollo Client reads both as GraphQL errors with their codes.
  */
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type FetchAPI, type Plugin } from 'graphql-yoga';

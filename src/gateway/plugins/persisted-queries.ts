@@ -28,6 +28,7 @@ import { parse, type GraphQLError } from 'graphql';
 import { ConfigError } from '../../config.js';
 import { authenticate, type Context, type Viewer } from '../../context.js';
 import type { Services } from '../../services/index.js';
+import { httpStatusOf } from '../errors.js';
 import type { RateLimitedContext } from './limits.js';
 
 /** What clients (Apollo's PersistedQueryLink, urql's persistedExchange) look for, by message or by code. */
@@ -60,19 +61,19 @@ export function persistedId(params: { extensions?: unknown; documentId?: unknown
   );
 }
 
-/** The HTTP status of a refusal, over HTTP (graphql-ws has none). */
-const status = (http: boolean, code: number) => (http ? { http: { status: code } } : {});
+/** A refusal's extensions: its code and, over HTTP (graphql-ws has none), its status (gateway/errors.ts#httpStatusOf). */
+const coded = (code: string, http: boolean) => (http ? { code, http: { status: httpStatusOf(code) } } : { code });
 
 function notFound(http = true): GraphQLError {
   return createGraphQLError('PersistedQueryNotFound', {
-    extensions: { code: PERSISTED_QUERY_NOT_FOUND, ...status(http, 404) },
+    extensions: coded(PERSISTED_QUERY_NOT_FOUND, http),
   });
 }
 
 /** The message is APQ's, on which Apollo Client and urql send the document whole (that an admin's registers it). */
 function notInList(http = true): GraphQLError {
   return createGraphQLError('PersistedQueryNotFound', {
-    extensions: { code: PERSISTED_QUERY_NOT_IN_LIST, ...status(http, 404) },
+    extensions: coded(PERSISTED_QUERY_NOT_IN_LIST, http),
   });
 }
 
@@ -81,7 +82,7 @@ function onlyTrusted(http = true): GraphQLError {
     'PersistedQueryOnly: this gateway runs only trusted documents (PERSISTED_ONLY=on), named by their hash ' +
       '(extensions.persistedQuery.sha256Hash, or documentId): those of its manifest and those an admin registered; ' +
       'only an admin may send a document whole',
-    { extensions: { code: PERSISTED_QUERY_ONLY, ...status(http, 400) } },
+    { extensions: coded(PERSISTED_QUERY_ONLY, http) },
   );
 }
 
@@ -89,7 +90,7 @@ function mismatch(http = true): GraphQLError {
   return createGraphQLError(
     'PersistedQueryMismatch: extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent with it ' +
       '(64 lowercase hex digits of the hash of its UTF-8, as sent); the query was neither run nor stored',
-    { extensions: { code: 'BAD_USER_INPUT', ...status(http, 400) } },
+    { extensions: coded('BAD_USER_INPUT', http) },
   );
 }
 
