@@ -6,7 +6,7 @@
  * command shows most). Every answer is checked; a wrong or failed one is counted and printed. Medians of the rounds,
  * and their ratio.
  *
- *   npx tsx bench/redis-traffic.ts     (REDIS_TRAFFIC_GETS, default 20000; REDIS_TRAFFIC_ROUNDS, default 7)
+ *   npm run bench:redis-traffic     (REDIS_TRAFFIC_GETS, default 20000; REDIS_TRAFFIC_ROUNDS, default 7)
  */
 import { createLogger } from '../src/logger.js';
 import { closeRedisClient, createRedisClient, redisTraffic, waitUntilReady } from '../src/redis/clients.js';
