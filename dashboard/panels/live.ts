@@ -1,7 +1,8 @@
 /**
  * The answering gateway process's live figures (`gatewayFigures`, what its /metrics prints): sockets, connections
  * and subscriptions by transport now, and rates computed here from two readings of the same process (operations,
- * the mailbox poller's reads: its Redis round trips, doorbell rings), charted over the panel's last readings. Behind
+ * the mailbox poller's reads: its Redis round trips, doorbell rings, and the commands and round trips of all its
+ * Redis clients), charted over the panel's last readings. Behind
  * a load balancer a reading may come from another process: the rates then start again from it.
  */
 import { gql } from '../api.js';
@@ -26,6 +27,8 @@ interface Figures {
   pollerHeadsRead: number;
   doorbellRings: number;
   watchedHeads: number;
+  redisCommands: number;
+  redisRoundTrips: number;
 }
 
 /** The counters whose rates the panel shows, with their labels. */
@@ -34,6 +37,8 @@ const RATES = [
   ['pollerReads', 'poller reads (Redis round trips) / s'],
   ['pollerHeadsRead', 'heads read / s'],
   ['doorbellRings', 'doorbell rings / s'],
+  ['redisCommands', 'Redis commands / s'],
+  ['redisRoundTrips', 'Redis round trips / s'],
 ] as const;
 
 export function livePanel(): PanelSpec {
@@ -48,7 +53,8 @@ export function livePanel(): PanelSpec {
     async load(body, { width, dispose }) {
       const { gatewayFigures: f } = await gql<{ gatewayFigures: Figures }>(
         `query DashboardLive { gatewayFigures { hostname pid startedAt readAt connections websockets
-          subscriptions { name count } operations pollerReads pollerHeadsRead doorbellRings watchedHeads } }`,
+          subscriptions { name count } operations pollerReads pollerHeadsRead doorbellRings watchedHeads
+          redisCommands redisRoundTrips } }`,
       );
       const same = previous && previous.hostname === f.hostname && previous.pid === f.pid;
       if (!same) history = [];

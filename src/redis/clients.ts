@@ -174,7 +174,55 @@ export function createBlockingClient(client: RedisClient, log: Logger, name: str
   return blocking;
 }
 
+/** What the clients of one role (a client's name up to its first `:`) sent since the process started. */
+export interface RedisTraffic {
+  /** Commands, each counted once however often ioredis resends it (offline queue, redirection, pipeline retry). */
+  commands: number;
+  /** Writes of those commands: one per command sent alone, one per pipeline or MULTI (all its commands at once). */
+  roundTrips: number;
+}
+
+/** Per role: bounded, every name is chosen in the code (the gateway, doorbells, redlock, a worker's queue, …). */
+const traffic = new Map<string, RedisTraffic>();
+const COUNTED = Symbol('counted');
+type Counted = { [COUNTED]?: true };
+type Send = (command: Counted, stream?: Counted, node?: unknown) => unknown;
+
+/** What every Redis client of this process sent, by role (GET /metrics: `gateway_redis_*_total`). */
+export function redisTraffic(): ReadonlyMap<string, Readonly<RedisTraffic>> {
+  return traffic;
+}
+
+/**
+ * Counts what `client` sends, where every command of it passes once: its own `sendCommand` (a Cluster's, not its
+ * nodes' connections, which it calls in turn; a pipeline's and a MULTI's commands pass there too, each with the
+ * pipeline's buffer as `stream`). A command or a pipeline buffer ioredis hands over again (replayed from the offline
+ * queue, a pipeline re-sent after MOVED) is marked and not counted twice. Commands a node's connection sends on its
+ * own (a Cluster's CLUSTER SLOTS, its nodes' handshakes) are not counted; a standalone client's handshake is.
+ */
+function count(client: RedisClient, name: string): void {
+  const role = name.split(':', 1)[0]!;
+  let counts = traffic.get(role);
+  if (!counts) traffic.set(role, (counts = { commands: 0, roundTrips: 0 }));
+  const c = counts;
+  // The class's method, looked up at each call: OpenTelemetry's instrumentation (traceRedisCommands) may patch it later.
+  const proto = Object.getPrototypeOf(client) as { sendCommand: Send };
+  (client as unknown as { sendCommand: Send }).sendCommand = function (this: RedisClient, command, stream, node) {
+    if (!command[COUNTED]) {
+      command[COUNTED] = true;
+      c.commands++;
+      if (!stream) c.roundTrips++;
+      else if (!stream[COUNTED]) {
+        stream[COUNTED] = true;
+        c.roundTrips++;
+      }
+    }
+    return proto.sendCommand.call(this, command, stream, node);
+  };
+}
+
 function observe(client: RedisClient, log: Logger, name: string): void {
+  count(client, name);
   let lastError = '';
   client.on('error', (err: Error) => {
     // ioredis emits the same connection error on every retry; log each distinct one once.

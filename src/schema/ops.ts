@@ -50,6 +50,16 @@ const GatewayFiguresType = builder.objectRef<ProcessFigures>('GatewayFigures').i
       type: [CountType],
       description: 'Refusals with BUSY by rate limit (operations, signin, signup).',
     }),
+    redisCommands: t.exposeFloat('redisCommands', {
+      description: "Commands this process's Redis clients sent, each once (however often ioredis resent it).",
+    }),
+    redisRoundTrips: t.exposeFloat('redisRoundTrips', {
+      description: 'Round trips of those commands: one per command sent alone, one per pipeline or MULTI.',
+    }),
+    redisCommandsByClient: t.expose('redisCommandsByClient', {
+      type: [CountType],
+      description: 'Those commands by client role (gateway, doorbells, replica-waits, redlock, worker, …).',
+    }),
   }),
 });
 

@@ -11,6 +11,7 @@ import { scrape } from '../support/prometheus.js';
 const FIGURES = `query Figures { gatewayFigures {
   hostname pid startedAt readAt connections websockets operations pollerReads pollerHeadsRead doorbellRings watchedHeads
   subscriptions { name count } rateLimitRefusals { name count }
+  redisCommands redisRoundTrips redisCommandsByClient { name count }
   caches { name memoryHits redisHits misses computations processWaits deploymentWaits negativeHits bloomRefusals }
 } }`;
 
@@ -30,6 +31,9 @@ interface Figures {
   watchedHeads: number;
   subscriptions: Count[];
   rateLimitRefusals: Count[];
+  redisCommands: number;
+  redisRoundTrips: number;
+  redisCommandsByClient: Count[];
   caches: ({ name: string } & Record<string, number>)[];
 }
 
@@ -81,6 +85,12 @@ describe('gatewayFigures', () => {
     // Two of the three failed sign-ins were refused past SIGNIN_FAILURES_PER_MINUTE=1.
     expect(f.rateLimitRefusals).toContainEqual({ name: 'signin', count: 2 });
     between(2, 'gateway_rate_limit_refusals_total', { limit: 'signin' });
+    // What the process's Redis clients sent: the test gateway's client (named `test-app`) among them, and no more round trips than commands.
+    expect(f.redisCommandsByClient.find((c) => c.name === 'test-app')?.count).toBeGreaterThan(0);
+    expect(f.redisRoundTrips).toBeLessThanOrEqual(f.redisCommands);
+    between(f.redisCommands, 'gateway_redis_commands_total');
+    between(f.redisRoundTrips, 'gateway_redis_round_trips_total');
+    for (const c of f.redisCommandsByClient) between(c.count, 'gateway_redis_commands_total', { client: c.name });
     // Every cache /metrics labels, with each of its figures.
     expect(f.caches.map((c) => c.name)).toEqual(
       [...new Set(after.samples('gateway_cache_misses_total').map((s) => s.labels.cache))].sort(),

@@ -4,7 +4,7 @@
  * has its own; deployment-wide figures are the counters in Redis (`counter`, `stats`).
  */
 import { hostname } from 'node:os';
-import type { MetricValue } from '../shared/domain.js';
+import type { DomainMetric, MetricValue } from '../shared/domain.js';
 
 /** The samples of metrics `names` (without the `gateway_` prefix), as prom-client's registry gives them, by name. */
 export type SampleReader = (names: readonly string[]) => Promise<ReadonlyMap<string, readonly MetricValue[]>>;
@@ -26,6 +26,8 @@ const READ = [
   'cache_negative_hits_total',
   'cache_bloom_refusals_total',
   'rate_limit_refusals_total',
+  'redis_commands_total',
+  'redis_round_trips_total',
 ] as const;
 type Read = (typeof READ)[number];
 
@@ -64,6 +66,39 @@ export interface ProcessFigures {
   caches: CacheCounts[];
   /** BUSY refusals by rate limit (`operations`, `signin`, `signup`). */
   rateLimitRefusals: Count[];
+  /** What every Redis client of the process sent: commands, and round trips (a pipeline or MULTI is one). */
+  redisCommands: number;
+  redisRoundTrips: number;
+  /** Commands by client role (`gateway`, `doorbells`, `worker`, …). */
+  redisCommandsByClient: Count[];
+}
+
+/** What the Redis clients of each role sent (src/redis/clients.ts redisTraffic). */
+export type RedisTrafficReader = () => ReadonlyMap<string, Readonly<{ commands: number; roundTrips: number }>>;
+
+/**
+ * What every Redis client of the process sent, by client role, as /metrics prints it: counted in src/redis/clients.ts
+ * (a plain number per role, one increment per command), read by `traffic` at each scrape.
+ */
+export function redisTrafficMetrics(traffic: RedisTrafficReader): DomainMetric[] {
+  const metric = (name: string, help: string, figure: 'commands' | 'roundTrips'): DomainMetric => ({
+    name,
+    help,
+    type: 'counter',
+    collect: () => [...traffic()].map(([client, counts]) => ({ labels: { client }, value: counts[figure] })),
+  });
+  return [
+    metric(
+      'redis_commands_total',
+      "Commands this process's Redis clients sent (each once, however often ioredis resent it), by client role",
+      'commands',
+    ),
+    metric(
+      'redis_round_trips_total',
+      "Round trips of this process's Redis clients: one per command sent alone, one per pipeline or MULTI, by client role",
+      'roundTrips',
+    ),
+  ];
 }
 
 const STARTED_AT = new Date(Date.now() - process.uptime() * 1000);
@@ -118,6 +153,9 @@ export class GatewayFigures {
         bloomRefusals: sum('cache_bloom_refusals_total', { cache }),
       })),
       rateLimitRefusals: byLabel('rate_limit_refusals_total', 'limit'),
+      redisCommands: sum('redis_commands_total'),
+      redisRoundTrips: sum('redis_round_trips_total'),
+      redisCommandsByClient: byLabel('redis_commands_total', 'client'),
     };
   }
 }

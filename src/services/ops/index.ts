@@ -1,7 +1,8 @@
 /** The ops domain: maintenance mode, component configuration, rate limits, the process's figures. */
+import { redisTraffic } from '../../redis/clients.js';
 import { opsCommands } from '../../redis/ops/commands.js';
 import type { Base, Domain } from '../shared/domain.js';
-import { GatewayFigures } from './figures.js';
+import { GatewayFigures, redisTrafficMetrics } from './figures.js';
 import { RateLimits } from './limits.js';
 import { OpsService } from './ops.js';
 
@@ -17,5 +18,6 @@ export function createOps({ redis, space, config, log }: Base): Domain<{
       limits: new RateLimits({ commands, options: config.rateLimits, log }),
       processFigures: new GatewayFigures(),
     },
+    metrics: redisTrafficMetrics(redisTraffic),
   };
 }
