@@ -11,18 +11,26 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { spawnGateway } from '../support/gateway-process.js';
 import { afterOutage, cutReplicas, sendWhileCut, sentinelEnv } from '../support/failover.js';
-import { startSentinelGroup, type SentinelGroup } from '../support/redis-servers.js';
+import { startSentinelGroups, type SentinelGroup } from '../support/redis-servers.js';
+
+/** The groups of the two Sentinel parts below, started together before the first. */
+let groups: SentinelGroup[] = [];
+if (inject('redis').kind === 'standalone') {
+  beforeAll(async () => {
+    groups = await startSentinelGroups([{}, {}]);
+  }, 60_000);
+  afterAll(() => Promise.all(groups.map((g) => g.stop())));
+}
 
 describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
   let group: SentinelGroup;
   let t: TestApp;
   beforeAll(async () => {
-    group = await startSentinelGroup();
+    group = groups[0]!;
     t = await startTestApp(sentinelEnv(group));
   }, 60_000);
   afterAll(async () => {
     await t.close();
-    await group.stop();
   });
 
   it('follows a failover: subscriptions deliver what is sent before and after, new writes succeed', async () => {
@@ -83,7 +91,7 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
   let group: SentinelGroup;
   let t: TestApp;
   beforeAll(async () => {
-    group = await startSentinelGroup();
+    group = groups[1]!;
     // no audit reads: a subscriber reads a chat only when its doorbell rings
     t = await startTestApp(
       sentinelEnv(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '5000', POLL_AUDIT_MS: '3600000' }),
@@ -91,21 +99,24 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
   }, 60_000);
   afterAll(async () => {
     await t.close();
-    await group.stop();
   });
 
   it('reports a write the replica did not confirm in time, and still acknowledges it', async () => {
-    const ann = await t.signUp();
-    const chatId = await createChat(t, ann.token, [], 'hi');
+    // An app of its own that waits 300 ms (not this part's 5 s) for the replica.
+    const impatient = await startTestApp(
+      sentinelEnv(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300', KEY_PREFIX: t.config.keyPrefix }),
+    );
+    const ann = await impatient.signUp();
+    const chatId = await createChat(impatient, ann.token, [], 'hi');
     const replica = group.servers[1]!;
-    const before = t.app.services.replicated.short;
+    const before = impatient.app.services.replicated.short;
     replica.child.kill('SIGSTOP'); // the replica stops copying
     try {
-      expect(await send(t, ann.token, chatId, 'unconfirmed')).toBe(2);
+      expect(await send(impatient, ann.token, chatId, 'unconfirmed')).toBe(2);
     } finally {
       replica.child.kill('SIGCONT');
     }
-    expect(t.app.services.replicated.short).toBe(before + 1);
+    expect(impatient.app.services.replicated.short).toBe(before + 1);
   });
 
   it("holds up nothing else while it waits, and rings a message's doorbell only once the replica has it", async () => {
