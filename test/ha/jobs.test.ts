@@ -120,7 +120,9 @@ describe.runIf(inject('redis').kind === 'standalone')('a lock across a failover,
     expect(holder.signal().aborted).toBe(false);
 
     holder.release();
-    const next = await b.app.services.locks.acquire({ name: 'across', leaseMs: LEASE_MS, waitMs: 5000 });
+    // The release and the next take wait for the replica left, which follows the new master only once the Sentinels
+    // have told it to: a while on a loaded machine.
+    const next = await b.app.services.locks.acquire({ name: 'across', leaseMs: LEASE_MS, waitMs: 20_000 });
     expect(await b.app.services.locks.fence(next!)).toBe(fence + 1);
     await b.app.services.locks.release(next!);
   }, 60_000);
