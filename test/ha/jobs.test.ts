@@ -16,7 +16,7 @@ import { startWorker } from '../../src/worker/start.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record } from '../support/chats.js';
 import { afterOutage, cutReplicas, sentinelEnv } from '../support/failover.js';
-import { startSentinelGroup, type SentinelGroup } from '../support/redis-servers.js';
+import { startSentinelGroups, type SentinelGroup } from '../support/redis-servers.js';
 
 const LEASE_MS = 9000; // extended every 3 s: longer than the failover's outage (about 3-4 s here)
 
@@ -37,6 +37,15 @@ function hold(locks: LockService, name: string) {
   return { taken, release, signal: () => signal! };
 }
 
+/** The groups of the three parts below, started together before the first: two replicas for WAIT 1, one for 0. */
+let groups: SentinelGroup[] = [];
+if (inject('redis').kind === 'standalone') {
+  beforeAll(async () => {
+    groups = await startSentinelGroups([{ replicas: 2 }, { replicas: 1 }, { replicas: 2 }]);
+  }, 60_000);
+  afterAll(() => Promise.all(groups.map((g) => g.stop())));
+}
+
 /** Two apps on `group` (two gateways, one keyspace) with `env`. */
 async function twoApps(group: SentinelGroup, env: Record<string, string>): Promise<[TestApp, TestApp]> {
   const first = await startTestApp(sentinelEnv(group, env));
@@ -48,12 +57,11 @@ describe.runIf(inject('redis').kind === 'standalone')('a lock across a failover,
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {
-    group = await startSentinelGroup({ replicas: 2 });
+    group = groups[0]!;
     [a, b] = await twoApps(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '5000' });
   }, 60_000);
   afterAll(async () => {
     await Promise.all([a.close(), b.close()]);
-    await group.stop();
   });
 
   it('gives back a take or a hand-over the replicas do not confirm in time, and reports them', async () => {
@@ -112,7 +120,9 @@ describe.runIf(inject('redis').kind === 'standalone')('a lock across a failover,
     expect(holder.signal().aborted).toBe(false);
 
     holder.release();
-    const next = await b.app.services.locks.acquire({ name: 'across', leaseMs: LEASE_MS, waitMs: 5000 });
+    // The release and the next take wait for the replica left, which follows the new master only once the Sentinels
+    // have told it to: a while on a loaded machine.
+    const next = await b.app.services.locks.acquire({ name: 'across', leaseMs: LEASE_MS, waitMs: 20_000 });
     expect(await b.app.services.locks.fence(next!)).toBe(fence + 1);
     await b.app.services.locks.release(next!);
   }, 60_000);
@@ -123,12 +133,11 @@ describe.runIf(inject('redis').kind === 'standalone')('a lock across a failover,
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {
-    group = await startSentinelGroup();
+    group = groups[1]!;
     [a, b] = await twoApps(group, { REDIS_WAIT_REPLICAS: '0' });
   }, 60_000);
   afterAll(async () => {
     await Promise.all([a.close(), b.close()]);
-    await group.stop();
   });
 
   it('can be taken again after the master dies with the take uncopied; the first holder is told at its next extension', async () => {
@@ -158,7 +167,7 @@ describe.runIf(inject('redis').kind === 'standalone')('a scheduled message due d
   let group: SentinelGroup;
   let t: TestApp;
   beforeAll(async () => {
-    group = await startSentinelGroup({ replicas: 2 });
+    group = groups[2]!;
     t = await startTestApp(
       sentinelEnv(group, {
         REDIS_WAIT_REPLICAS: '1',
@@ -172,7 +181,6 @@ describe.runIf(inject('redis').kind === 'standalone')('a scheduled message due d
   }, 60_000);
   afterAll(async () => {
     await t.close();
-    await group.stop();
   });
 
   it('is sent once the new master answers, and only once', async () => {

@@ -60,9 +60,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** An app on a free port in this process; `log` replaces the logger of LOG_LEVEL (to read what the app logs). */
-export async function startTestApp(env: Record<string, string> = {}, log?: Logger): Promise<TestApp> {
-  const config = testConfig(env);
+/**
+ * An app on a free port in this process; `log` replaces the logger of LOG_LEVEL (to read what the app logs);
+ * `settings` replace settings of the loaded configuration, past the bounds the environment has (a shorter wait).
+ */
+export async function startTestApp(
+  env: Record<string, string> = {},
+  log?: Logger,
+  settings: Partial<Config> = {},
+): Promise<TestApp> {
+  const config = { ...testConfig(env), ...settings };
   log ??= createLogger(config.logLevel);
   const redis = createRedisClient(
     config.redis as Extract<Config['redis'], { kind: 'url' | 'cluster' | 'sentinel' }>,

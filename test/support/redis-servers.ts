@@ -339,6 +339,21 @@ export async function startSentinelGroup({ name = 'mymaster', replicas = 1 } = {
   };
 }
 
+/**
+ * Sentinel groups started together (each waits some 5 s, mostly idle, for its Sentinels to find each other and its
+ * replicas), one per element of `options`; if one fails to start, those that started are stopped.
+ */
+export async function startSentinelGroups(
+  options: Parameters<typeof startSentinelGroup>[0][],
+): Promise<SentinelGroup[]> {
+  const started = await Promise.allSettled(options.map((o) => startSentinelGroup(o)));
+  const failed = started.find((r) => r.status === 'rejected');
+  const groups = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  if (!failed) return groups;
+  await Promise.all(groups.map((g) => g.stop()));
+  throw failed.reason;
+}
+
 /** Asks the server on `port` every 100 ms until `ready` says yes; fails with `what` past `deadline`. */
 async function untilServer(
   port: number,

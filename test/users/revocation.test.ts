@@ -57,8 +57,10 @@ describe('live subscriptions of a revoked token', () => {
   });
 
   it('cost no Redis command while nothing changes, and end once half the idle expiry finds the session gone', async () => {
-    const env = { KEY_PREFIX: a.config.keyPrefix, SESSION_TTL: '60' };
-    const checking = await startTestApp(env);
+    // SESSION_TTL's least is 60 s; 30 s here, so that the re-check comes some 10 s (not 25 s) after the subscriptions
+    // started, still long after the idle look below.
+    const env = { KEY_PREFIX: a.config.keyPrefix };
+    const checking = await startTestApp(env, undefined, { sessionTtlSeconds: 30 });
     const bob = await checking.signUp();
     const chatId = await createChat(checking, bob.token, [], 'hi');
     const sse = await sseSubscribe(checking.url, MESSAGE_ADDED, { c: chatId }, bob.token);
@@ -68,12 +70,13 @@ describe('live subscriptions of a revoked token', () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect(idle.stop().filter((name) => name === 'getex')).toEqual([]); // no blind re-checks
     await checking.redis.del(sessionKey(env.KEY_PREFIX, bob.token)); // gone without a revocation: expired, say
-    // Asked again when half of its 60 s is past: about 25 s after the subscriptions started.
-    await sse.until(() => sse.ended, 45_000);
+    // Asked again when half of its 30 s is past (counted from the cache's 5 s before): about 10 s after the
+    // subscriptions started.
+    await sse.until(() => sse.ended, 25_000);
     expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(await eventually(() => Promise.resolve(ws.closed !== null), 5000)).toBe(true);
     expect(ws.closed).toEqual({ code: 4403 });
-  }, 60_000);
+  }, 45_000);
 
   it("end within an audit period when a revocation's ring was lost", async () => {
     const env = { KEY_PREFIX: a.config.keyPrefix, POLL_AUDIT_MS: '200' };
@@ -145,5 +148,5 @@ describe('revocation across gateway processes', () => {
       `revocation across two gateway processes: ${accepted} of 1000 trials accepted the token after signOut returned`,
     );
     expect(accepted).toBe(0);
-  });
+  }, 60_000); // some 5 s on a quiet machine, 20 to 30 s on a loaded one
 });
