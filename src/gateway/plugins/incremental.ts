@@ -47,28 +47,37 @@ const NoIncrementalSubscriptions: ValidationRule = (context: ValidationContext):
   },
 });
 
-/** The `initialCount` arguments of each parsed document's `@stream`s (yoga's parser cache keeps documents). */
-const streamCounts = new WeakMap<DocumentNode, ValueNode[]>();
+/**
+ * What a parsed document holds of incremental delivery (yoga's parser cache keeps documents, so each is visited
+ * once): whether it has a `@defer` or `@stream` anywhere, and the `initialCount` arguments of its `@stream`s.
+ */
+interface Incremental {
+  directives: boolean;
+  counts: ValueNode[];
+}
+const incrementalOf = new WeakMap<DocumentNode, Incremental>();
 
-function initialCounts(document: DocumentNode): ValueNode[] {
-  let counts = streamCounts.get(document);
-  if (!counts) {
-    const found: ValueNode[] = [];
+function incrementalIn(document: DocumentNode): Incremental {
+  let found = incrementalOf.get(document);
+  if (!found) {
+    const seen: Incremental = { directives: false, counts: [] };
     visit(document, {
       Directive(directive) {
+        if (!INCREMENTAL_DIRECTIVES.has(directive.name.value)) return;
+        seen.directives = true;
         if (directive.name.value !== 'stream') return;
         const count = directive.arguments?.find((argument) => argument.name.value === 'initialCount');
-        if (count) found.push(count.value);
+        if (count) seen.counts.push(count.value);
       },
     });
-    streamCounts.set(document, (counts = found));
+    incrementalOf.set(document, (found = seen));
   }
-  return counts;
+  return found;
 }
 
 /** Whether an `initialCount` is negative, as a literal or in the request's (not yet coerced) variables. */
-const negativeCount = (document: DocumentNode, variables: unknown) =>
-  initialCounts(document).some((node) => {
+const negativeCount = ({ counts }: Incremental, variables: unknown) =>
+  counts.some((node) => {
     const count: unknown = valueFromAST(node, GraphQLInt, variables as Record<string, unknown> | undefined);
     return typeof count === 'number' && count < 0;
   });
@@ -84,15 +93,22 @@ export function useIncrementalDelivery(log: Logger): Plugin<Record<string, unkno
     if (masked !== error) log.error({ err: error }, error.message);
     return masked;
   };
+  // Its validation rules and directives, the rules applied only to a document with `@defer` or `@stream` (they
+  // check nothing else); a document without them costs this plugin one WeakMap lookup per hook.
+  const { onSchemaChange, onValidate } = useDeferStream();
   return {
     onPluginInit({ addPlugin }) {
-      addPlugin(useDeferStream());
+      addPlugin({ onSchemaChange });
     },
-    onValidate({ addValidationRule }) {
-      addValidationRule(NoIncrementalSubscriptions);
+    onValidate(payload) {
+      if (!incrementalIn(payload.params.documentAST as DocumentNode).directives) return;
+      onValidate!(payload);
+      payload.addValidationRule(NoIncrementalSubscriptions);
     },
     onExecute({ args, setResultAndStopExecution }) {
-      if (negativeCount(args.document as DocumentNode, args.variableValues)) {
+      const found = incrementalIn(args.document as DocumentNode);
+      if (!found.directives) return;
+      if (negativeCount(found, args.variableValues)) {
         setResultAndStopExecution({ errors: [graphQLError('BAD_USER_INPUT', 'initialCount: must be 0 or more')] });
         return;
       }
