@@ -30,6 +30,7 @@ import type { Logger } from '../../logger.js';
 import { graphQLError, maskError } from '../errors.js';
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
+const OVERLAPPING = 'OverlappingFieldsCanBeMergedRule';
 
 /** Refuses `@defer` and `@stream` in a subscription, in its own selections and in the fragments it uses. */
 const NoIncrementalSubscriptions: ValidationRule = (context: ValidationContext): ASTVisitor => ({
@@ -102,7 +103,27 @@ export function useIncrementalDelivery(log: Logger): Plugin<Record<string, unkno
     },
     onValidate(payload) {
       if (!incrementalIn(payload.params.documentAST as DocumentNode).directives) return;
-      onValidate!(payload);
+      // The plugin's rule of overlapping fields replaces graphql's, which it removes from `params.rules`, a copy
+      // envelop does not read: both would report each conflict. graphql's is the one of that name not the plugin's
+      // (compared by name: vitest may load a second graphql module).
+      const { validateFn } = payload;
+      const own: ValidationRule[] = [];
+      payload.setValidationFn(
+        (schema, document, rules: readonly ValidationRule[] | undefined, ...rest) =>
+          validateFn(
+            schema,
+            document,
+            rules?.filter((rule) => rule.name !== OVERLAPPING || own.includes(rule)),
+            ...rest,
+          ) as readonly GraphQLError[],
+      );
+      onValidate!({
+        ...payload,
+        addValidationRule(rule: ValidationRule) {
+          own.push(rule);
+          payload.addValidationRule(rule);
+        },
+      });
       payload.addValidationRule(NoIncrementalSubscriptions);
     },
     onExecute({ args, setResultAndStopExecution }) {
