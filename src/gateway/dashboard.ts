@@ -30,6 +30,8 @@ const HEADERS = {
 /** Serves `req` when it asks for the dashboard (true), else leaves it to the caller (false). */
 export function serveDashboard(req: IncomingMessage, res: ServerResponse): boolean {
   const url = req.url ?? '';
+  // Its prefix first: every request asks.
+  if (!url.startsWith(DASHBOARD_PATH)) return false;
   if (url !== DASHBOARD_PATH && !url.startsWith(`${DASHBOARD_PATH}/`) && !url.startsWith(`${DASHBOARD_PATH}?`))
     return false;
   const file = FILES.get(url.slice(DASHBOARD_PATH.length).split('?')[0]!);

@@ -22,7 +22,9 @@ import { GRAPHQL_PATH, type GatewayYoga } from './yoga.js';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export const READY_PATH = '/readyz';
 
-const isPath = (url: string | undefined, path: string) => url === path || url?.startsWith(`${path}?`) === true;
+/** `url` is `path`, or `path` and a query (no string made: every request asks this of several paths). */
+const isPath = (url: string | undefined, path: string) =>
+  url !== undefined && url.startsWith(path) && (url.length === path.length || url[path.length] === '?');
 
 /** Answers compressed when large: JSON only (an event stream or a multipart stream goes out as it is written). */
 const JSON_ANSWER = /^application\/(?:graphql-response\+)?json\b/;

@@ -46,11 +46,13 @@ const refusal = (code: ErrorCode, message: string): HandlerResponse => [
   },
 ];
 
+const TOKEN_PARAMETER = `${TOKEN_QUERY_KEY}=`;
+
 /** Requests of the single-connection mode: a reservation, or any request naming one (cheap checks first). */
 const isSingleConnection = (request: Request, url: URL) =>
   request.method === 'PUT' ||
   request.headers.has(TOKEN_HEADER_KEY) ||
-  (request.url.includes(`${TOKEN_QUERY_KEY}=`) && url.searchParams.has(TOKEN_QUERY_KEY));
+  (request.url.includes(TOKEN_PARAMETER) && url.searchParams.has(TOKEN_QUERY_KEY));
 
 export function useGraphQLSseSingleConnection({
   path,

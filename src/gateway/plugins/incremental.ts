@@ -30,6 +30,7 @@ import type { Logger } from '../../logger.js';
 import { graphQLError, maskError } from '../errors.js';
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
+const OVERLAPPING = 'OverlappingFieldsCanBeMergedRule';
 
 /** Refuses `@defer` and `@stream` in a subscription, in its own selections and in the fragments it uses. */
 const NoIncrementalSubscriptions: ValidationRule = (context: ValidationContext): ASTVisitor => ({
@@ -47,28 +48,37 @@ const NoIncrementalSubscriptions: ValidationRule = (context: ValidationContext):
   },
 });
 
-/** The `initialCount` arguments of each parsed document's `@stream`s (yoga's parser cache keeps documents). */
-const streamCounts = new WeakMap<DocumentNode, ValueNode[]>();
+/**
+ * What a parsed document holds of incremental delivery (yoga's parser cache keeps documents, so each is visited
+ * once): whether it has a `@defer` or `@stream` anywhere, and the `initialCount` arguments of its `@stream`s.
+ */
+interface Incremental {
+  directives: boolean;
+  counts: ValueNode[];
+}
+const incrementalOf = new WeakMap<DocumentNode, Incremental>();
 
-function initialCounts(document: DocumentNode): ValueNode[] {
-  let counts = streamCounts.get(document);
-  if (!counts) {
-    const found: ValueNode[] = [];
+function incrementalIn(document: DocumentNode): Incremental {
+  let found = incrementalOf.get(document);
+  if (!found) {
+    const seen: Incremental = { directives: false, counts: [] };
     visit(document, {
       Directive(directive) {
+        if (!INCREMENTAL_DIRECTIVES.has(directive.name.value)) return;
+        seen.directives = true;
         if (directive.name.value !== 'stream') return;
         const count = directive.arguments?.find((argument) => argument.name.value === 'initialCount');
-        if (count) found.push(count.value);
+        if (count) seen.counts.push(count.value);
       },
     });
-    streamCounts.set(document, (counts = found));
+    incrementalOf.set(document, (found = seen));
   }
-  return counts;
+  return found;
 }
 
 /** Whether an `initialCount` is negative, as a literal or in the request's (not yet coerced) variables. */
-const negativeCount = (document: DocumentNode, variables: unknown) =>
-  initialCounts(document).some((node) => {
+const negativeCount = ({ counts }: Incremental, variables: unknown) =>
+  counts.some((node) => {
     const count: unknown = valueFromAST(node, GraphQLInt, variables as Record<string, unknown> | undefined);
     return typeof count === 'number' && count < 0;
   });
@@ -84,15 +94,42 @@ export function useIncrementalDelivery(log: Logger): Plugin<Record<string, unkno
     if (masked !== error) log.error({ err: error }, error.message);
     return masked;
   };
+  // Its validation rules and directives, the rules applied only to a document with `@defer` or `@stream` (they
+  // check nothing else); a document without them costs this plugin one WeakMap lookup per hook.
+  const { onSchemaChange, onValidate } = useDeferStream();
   return {
     onPluginInit({ addPlugin }) {
-      addPlugin(useDeferStream());
+      addPlugin({ onSchemaChange });
     },
-    onValidate({ addValidationRule }) {
-      addValidationRule(NoIncrementalSubscriptions);
+    onValidate(payload) {
+      if (!incrementalIn(payload.params.documentAST as DocumentNode).directives) return;
+      // The plugin's rule of overlapping fields replaces graphql's, which it removes from `params.rules`, a copy
+      // envelop does not read: both would report each conflict. graphql's is the one of that name not the plugin's
+      // (compared by name: vitest may load a second graphql module).
+      const { validateFn } = payload;
+      const own: ValidationRule[] = [];
+      payload.setValidationFn(
+        (schema, document, rules: readonly ValidationRule[] | undefined, ...rest) =>
+          validateFn(
+            schema,
+            document,
+            rules?.filter((rule) => rule.name !== OVERLAPPING || own.includes(rule)),
+            ...rest,
+          ) as readonly GraphQLError[],
+      );
+      onValidate!({
+        ...payload,
+        addValidationRule(rule: ValidationRule) {
+          own.push(rule);
+          payload.addValidationRule(rule);
+        },
+      });
+      payload.addValidationRule(NoIncrementalSubscriptions);
     },
     onExecute({ args, setResultAndStopExecution }) {
-      if (negativeCount(args.document as DocumentNode, args.variableValues)) {
+      const found = incrementalIn(args.document as DocumentNode);
+      if (!found.directives) return;
+      if (negativeCount(found, args.variableValues)) {
         setResultAndStopExecution({ errors: [graphQLError('BAD_USER_INPUT', 'initialCount: must be 0 or more')] });
         return;
       }
