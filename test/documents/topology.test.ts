@@ -3,9 +3,10 @@
  * votes into this project's Redis and into the other kind (a standalone server for the cluster project, a
  * three-master cluster for the standalone one), answer every sort, page and query alike.
  */
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { beforeAll, expect, inject, it } from 'vitest';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
 import { eventually } from '../support/clients.js';
+import { disposeLater } from '../support/dispose.js';
 import { loadCorpus } from '../support/corpus.js';
 import { startCluster, startStandalone, type RunningRedis } from '../support/redis-servers.js';
 import { startTestServices, type TestServices } from '../support/services.js';
@@ -22,6 +23,9 @@ async function redisMs(s: TestServices): Promise<number> {
 
 beforeAll(async () => {
   other = inject('redis').kind === 'cluster' ? await startStandalone() : await startCluster();
+  // Stopped after the services on it are closed (made after it, they are disposed first): a closing domain may
+  // still write (searches counted since the last flush).
+  disposeLater(() => other.stop());
   here = startTestServices({ SEARCH_CONCURRENCY: '32' });
   there = startTestServices({ SEARCH_CONCURRENCY: '32', KEY_PREFIX: here.config.keyPrefix }, undefined, other.target);
   const corpus = loadCorpus({ every: 20 });
@@ -37,8 +41,6 @@ beforeAll(async () => {
     expect(await eventually(past, 1000, 1)).toBe(true);
   }
 }, 120_000);
-
-afterAll(() => other.stop());
 
 const QUERIES = ['mail', 'free money', 'linux +windows', 'click -unsubscribe', 'wor*', 'list* +mail -spam', 'the*'];
 
