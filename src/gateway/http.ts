@@ -67,6 +67,12 @@ export function createHttpServer(
     if (!page.ok) throw new Error(`GraphiQL's page: status ${page.status}`);
     return page.text();
   });
+  /** What a failed non-GraphQL answer (/metrics, GraphiQL) logs and sends: a 500 without internals. */
+  const failed = (res: ServerResponse, requestId: string, what: string) => (err: unknown) => {
+    log.error({ err, requestId }, what);
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end('Unexpected error.\n');
+  };
   const server = createServer(options, (req, res) => {
     const header = req.headers['x-request-id'];
     const requestId = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
@@ -94,20 +100,12 @@ export function createHttpServer(
       return;
     }
     if (isPath(req.url, METRICS_PATH)) {
-      prometheus.serve(req, res).catch((err: unknown) => {
-        log.error({ err, requestId }, 'GET /metrics failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end('Unexpected error.\n');
-      });
+      prometheus.serve(req, res).catch(failed(res, requestId, 'GET /metrics failed'));
       return;
     }
     if (serveDashboard(req, res)) return;
     if ((isPath(req.url, GRAPHQL_PATH) || isPath(req.url, `${GRAPHQL_PATH}/`)) && wantsGraphiQL(req)) {
-      graphiql(req, res).catch((err: unknown) => {
-        log.error({ err, requestId }, 'serving GraphiQL failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end('Unexpected error.\n');
-      });
+      graphiql(req, res).catch(failed(res, requestId, 'serving GraphiQL failed'));
       return;
     }
     const encodings = req.headers['accept-encoding'];
