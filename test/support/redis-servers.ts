@@ -231,7 +231,10 @@ export async function startCluster({
     servers,
     server,
     async shardOf(key) {
+      // Every live node is asked, and the owner with the highest config epoch wins (as in the cluster itself): a node
+      // that has not yet heard of a failover still names the dead master.
       const slot = calculateSlot(key);
+      let best: { epoch: number; shard: Shard } | undefined;
       for (const s of servers) {
         if (s.child.exitCode !== null || s.child.signalCode !== null) continue;
         const c = probe(s.port);
@@ -258,14 +261,20 @@ export async function startCluster({
               return slot >= from! && slot <= to!;
             }),
         );
-        if (!owner) throw new Error(`no master serves slot ${slot} (asked ${s.port})`);
-        return {
-          slot,
-          master: server(portOf(owner)),
-          replicas: lines.filter((fields) => fields[3] === owner[0]).map((fields) => server(portOf(fields))),
+        if (!owner) continue; // this node names no owner yet
+        const epoch = Number(owner[6]);
+        if (best && best.epoch >= epoch) continue;
+        best = {
+          epoch,
+          shard: {
+            slot,
+            master: server(portOf(owner)),
+            replicas: lines.filter((fields) => fields[3] === owner[0]).map((fields) => server(portOf(fields))),
+          },
         };
       }
-      throw new Error('no server of the cluster answered');
+      if (!best) throw new Error(`no server of the cluster named a master of slot ${slot}`);
+      return best.shard;
     },
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));
