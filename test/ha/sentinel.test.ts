@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { CHAT, MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { spawnGateway } from '../support/gateway-process.js';
-import { afterOutage, cutReplicas, sendWhileCut, sentinelEnv } from '../support/failover.js';
+import { afterOutage, cutReplicas, sendWhileCut, sentinelEnv, trackRenewals } from '../support/failover.js';
 import { startSentinelGroups, type SentinelGroup } from '../support/redis-servers.js';
 
 /** The groups of the two Sentinel parts below, started together before the first. */
@@ -90,19 +90,19 @@ describe.runIf(inject('redis').kind === 'standalone')('Redis Sentinel', () => {
 describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () => {
   let group: SentinelGroup;
   let t: TestApp;
+  let renewals: ReturnType<typeof trackRenewals>;
   beforeAll(async () => {
     group = groups[1]!;
     // no audit reads: a subscriber reads a chat only when its doorbell rings
     t = await startTestApp(
       sentinelEnv(group, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '5000', POLL_AUDIT_MS: '3600000' }),
     );
+    renewals = trackRenewals(t);
   }, 60_000);
   afterAll(async () => {
     await t.close();
   });
 
-  // Its 5 s wait (REDIS_WAIT_TIMEOUT_MS) also keeps the next test past the second read of every watched head that
-  // follows the app's doorbell connection coming up (1 s later), which would find a message the replica lacks.
   it('reports a write the replica did not confirm in time, and still acknowledges it', async () => {
     const ann = await t.signUp();
     const chatId = await createChat(t, ann.token, [], 'hi');
@@ -122,6 +122,9 @@ describe.runIf(inject('redis').kind === 'standalone')('REDIS_WAIT_REPLICAS', () 
     const chatId = await createChat(t, ann.token, [bob.username], 'hi');
     const live = record(t.wsClient(bob.token), MESSAGE_ADDED, { c: chatId });
     await live.until((items) => items.length === 1);
+    // Past the reads of every watched head that follow each renewal of the doorbell connection (its coming up, and
+    // any reconnection): like a read of the chat, they would find the message the replica lacks.
+    await renewals.settled();
     const replica = group.servers[1]!;
     replica.child.kill('SIGSTOP');
     let acknowledged = false;

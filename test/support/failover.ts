@@ -1,5 +1,6 @@
 /** What the high-availability tests share: an app's environment on a Sentinel group, a cut replica, an outage's end. */
 import { Redis } from 'ioredis';
+import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import type { TestApp } from './app.js';
 import { send } from './chats.js';
 import type { RedisProcess, SentinelGroup } from './redis-servers.js';
@@ -64,4 +65,30 @@ export async function sendWhileCut(
   const early = acknowledged;
   a.resume();
   return { early, ids: await sending };
+}
+
+/**
+ * Counts the renewals of `t`'s doorbell connection (each makes the poller read every watched head, at once and a
+ * second later: see Poller.resync). `settled` resolves once none came for `quietMs`, and fails after `timeoutMs`.
+ */
+export function trackRenewals(t: TestApp) {
+  const { doorbells } = (t.app.services.poller as unknown as { commands: MailboxCommands }).commands;
+  // As if renewed now: a renewal before this call may still have its second read to come.
+  const renewals = { count: 0, last: Date.now() };
+  doorbells.onReconnect(() => {
+    renewals.count++;
+    renewals.last = Date.now();
+  });
+  return {
+    get count() {
+      return renewals.count;
+    },
+    async settled({ quietMs = 2000, timeoutMs = 30_000 } = {}): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() - renewals.last < quietMs) {
+        if (Date.now() > deadline) throw new Error(`the doorbells were still being renewed after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
 }
