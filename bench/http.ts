@@ -214,18 +214,22 @@ async function main(): Promise<number> {
     const beforeRefused = byName(`${BEFORE} (before) { me { id } }, limits on, refused`);
     const vsBefore = offRow['median req/s'] / beforeServed['median req/s'];
     aim(`median req/s, { me } limits off / ${BEFORE}'s (aim >= ${BEFORE_AIM})`, vsBefore, vsBefore >= BEFORE_AIM);
-    // Each round's pair ran within the same minute: the median of their ratios leaves out the machine's slower drift.
-    const ours = samples[rows.findIndex((r) => r.target.name === offRow.target)]!;
-    const theirs = samples[rows.findIndex((r) => r.target.name === beforeServed.target)]!;
-    const paired = ours.map((s, i) => s.rps / theirs[i]!.rps);
-    console.log(`context: { me } limits off / ${BEFORE}'s, per round: ${paired.map((r) => r.toFixed(3)).join(', ')}`);
-    const pairedMedian = median(paired);
-    aim(
-      `median of the rounds' req/s ratios, { me } limits off, tracing off / ${BEFORE}'s (aim >= ${TRACING_OFF_AIM})`,
-      pairedMedian,
-      pairedMedian >= TRACING_OFF_AIM,
-    );
     const beforeOn = byName(`${BEFORE} (before) { me { id } }, limits on (never reached)`);
+    // Each round's pair ran within the same minute: the median of their ratios leaves out the machine's slower drift.
+    const perRound = (ours: TableRow, theirs: TableRow) => {
+      const [a, b] = [ours, theirs].map((row) => samples[table.indexOf(row)]!);
+      const ratios = a!.map((s, i) => s.rps / b![i]!.rps);
+      console.log(`context: ${ours.target} / ${BEFORE}'s, per round: ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
+      return median(ratios);
+    };
+    perRound(offRow, beforeServed);
+    // The product's default configuration has the limits on (RATE_LIMIT_PER_MINUTE): issue 30's aim is measured there.
+    const tracingOff = perRound(onRow, beforeOn);
+    aim(
+      `median of the rounds' req/s ratios, { me } tracing off, limits on (the default) / ${BEFORE}'s (aim >= ${TRACING_OFF_AIM})`,
+      tracingOff,
+      tracingOff >= TRACING_OFF_AIM,
+    );
     console.log(
       `context: { me } limits on / ${BEFORE}'s limits on, median req/s ${(onRow['median req/s'] / beforeOn['median req/s']).toFixed(3)},` +
         ` CPU µs/req ${onRow['CPU µs/req']} against ${beforeOn['CPU µs/req']}`,
