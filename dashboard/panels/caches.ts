@@ -1,7 +1,7 @@
 /**
  * The caches and rate limits of the answering process (`gatewayFigures`: the figures /metrics prints), since it
  * started: each cache's hits (memory, Redis), misses, computations, waits, negative hits and Bloom refusals, with its
- * hit ratio; the rate limits' BUSY refusals by limit.
+ * hit ratio; the rate limits' BUSY refusals by limit (every limit the server lists).
  */
 import { gql } from '../api.js';
 import { h, num, table } from '../dom.js';
@@ -18,8 +18,6 @@ interface Cache {
   negativeHits: number;
   bloomRefusals: number;
 }
-
-const LIMITS = ['operations', 'signin', 'signup'];
 
 export function cachesPanel(): PanelSpec {
   return {
@@ -40,10 +38,15 @@ export function cachesPanel(): PanelSpec {
           caches { name memoryHits redisHits misses computations processWaits deploymentWaits negativeHits bloomRefusals }
           rateLimitRefusals { name count } } }`,
       );
-      const refusals = (limit: string) => f.rateLimitRefusals.find((r) => r.name === limit)?.count ?? 0;
+      // Every limit, 0 until it refuses (the server lists them).
+      const limits = f.rateLimitRefusals;
       body.append(
         h('h3', {}, 'Rate limits: BUSY refusals'),
-        table(LIMITS, [LIMITS.map((limit) => num(refusals(limit)))], { className: 'limits' }),
+        table(
+          limits.map((l) => l.name),
+          [limits.map((l) => num(l.count))],
+          { className: 'limits' },
+        ),
       );
       if (f.caches.length === 0) return false;
       body.append(

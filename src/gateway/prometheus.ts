@@ -20,6 +20,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services/index.js';
 import { queueDepths } from '../services/coordination/index.js';
+import { RATE_LIMITS, type RateLimitName } from '../services/ops/limits.js';
 import type { DomainMetric, MetricValue } from '../services/shared/domain.js';
 import { ANONYMOUS, OTHER } from '../services/telemetry/counters.js';
 import { publicCode } from './errors.js';
@@ -79,7 +80,8 @@ export class GatewayMetrics {
   private readonly operations = new Map<string, OperationSeries>();
   /** Requests refused before an operation ran (syntax, validation, limits, body, persisted query), by code. */
   private readonly refused = new Map<string, number>();
-  private readonly rateLimited = new Map<string, number>();
+  /** Every limit from the start, at 0 until it refuses. */
+  private readonly rateLimited = new Map<string, number>(Object.keys(RATE_LIMITS).map((limit) => [limit, 0]));
   private readonly responses = new Map<number, number>();
   /** Live subscriptions over HTTP, by transport. */
   private readonly http: Record<HttpSubscriptionTransport, number> = { sse: 0, multipart: 0 };
@@ -113,7 +115,9 @@ export class GatewayMetrics {
     );
     counter(
       'rate_limit_refusals_total',
-      'Refusals with BUSY by a rate limit: operations (RATE_LIMIT_PER_MINUTE), signin (SIGNIN_FAILURES_PER_MINUTE), signup (SIGNUPS_PER_MINUTE)',
+      `Refusals with BUSY by a rate limit: ${Object.entries(RATE_LIMITS)
+        .map(([limit, setting]) => `${limit} (${setting})`)
+        .join(', ')}`,
       'limit',
       this.rateLimited,
     );
@@ -168,7 +172,8 @@ export class GatewayMetrics {
       add(series.errors, code);
       // signIn and signUp refuse with BUSY only past their rate limits.
       const field = error.path?.[0];
-      if (code === 'BUSY' && (field === 'signIn' || field === 'signUp')) this.rateLimit(field.toLowerCase());
+      if (code === 'BUSY' && (field === 'signIn' || field === 'signUp'))
+        this.rateLimit(field.toLowerCase() as RateLimitName);
     }
   }
 
@@ -177,8 +182,8 @@ export class GatewayMetrics {
     for (const error of errors) add(this.refused, publicCode(error));
   }
 
-  /** An operation refused by a rate limit (`operations`, `signin`, `signup`). */
-  rateLimit(limit: string): void {
+  /** An operation refused by a rate limit. */
+  rateLimit(limit: RateLimitName): void {
     add(this.rateLimited, limit);
   }
 

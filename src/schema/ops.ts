@@ -2,6 +2,7 @@ import * as resolvers from '../resolvers/ops.js';
 import { builder } from './builder.js';
 import { CONFIG_MAX_BYTES, CONFIG_MAX_DEPTH } from '../services/ops/ops.js';
 import type { CacheCounts, Count, ProcessFigures } from '../services/ops/figures.js';
+import { RATE_LIMITS } from '../services/ops/limits.js';
 
 const CountType = builder.objectRef<Count>('NamedCount').implement({
   description: 'A count under a name (a transport, a rate limit).',
@@ -48,7 +49,7 @@ const GatewayFiguresType = builder.objectRef<ProcessFigures>('GatewayFigures').i
     caches: t.expose('caches', { type: [CacheCountsType] }),
     rateLimitRefusals: t.expose('rateLimitRefusals', {
       type: [CountType],
-      description: 'Refusals with BUSY by rate limit (operations, signin, signup).',
+      description: `Refusals with BUSY by rate limit, every limit listed (0 until it refuses): ${Object.keys(RATE_LIMITS).join(', ')}.`,
     }),
     redisCommands: t.exposeFloat('redisCommands', {
       description: "Commands this process's Redis clients sent, each once (however often ioredis resent it).",

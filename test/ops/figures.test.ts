@@ -84,6 +84,9 @@ describe('gatewayFigures', () => {
     between(f.watchedHeads, 'gateway_mailbox_watched_heads');
     // Two of the three failed sign-ins were refused past SIGNIN_FAILURES_PER_MINUTE=1.
     expect(f.rateLimitRefusals).toContainEqual({ name: 'signin', count: 2 });
+    // Every limit is listed from the start, at 0 until it refuses (the dashboard shows what it gets).
+    expect(f.rateLimitRefusals.map((r) => r.name).sort()).toEqual(['operations', 'signin', 'signup']);
+    expect(f.rateLimitRefusals).toContainEqual({ name: 'signup', count: 0 });
     between(2, 'gateway_rate_limit_refusals_total', { limit: 'signin' });
     // What the process's Redis clients sent: the test gateway's client (named `test-app`) among them, and no more round trips than commands.
     expect(f.redisCommandsByClient.find((c) => c.name === 'test-app')?.count).toBeGreaterThan(0);

@@ -15,6 +15,14 @@ const BATCH_MAX = 50;
 /** Users (and addresses) whose quota a process holds at once; the least recently seen go first. */
 const BUCKETS_MAX = 10_000;
 
+/** The rate limits, by the name /metrics and gatewayFigures give them, each with the setting of its quota. */
+export const RATE_LIMITS = {
+  operations: 'RATE_LIMIT_PER_MINUTE',
+  signin: 'SIGNIN_FAILURES_PER_MINUTE',
+  signup: 'SIGNUPS_PER_MINUTE',
+} as const;
+export type RateLimitName = keyof typeof RATE_LIMITS;
+
 export interface LimitOptions {
   /** Failed sign-ins per address and username a minute; 0 = no limit. */
   signInFailures: number;
