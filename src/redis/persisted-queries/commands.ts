@@ -45,6 +45,16 @@ export function persistedQueryCommands(redis: RedisClient, space: Keyspace) {
       return redis.hget(k.persistedTrusted(), a.sha256);
     },
 
+    /** The trusted documents, a batch `[sha256, document, sha256, document, …]` at a time (HSCAN: one may come twice). */
+    scanTrusted(): AsyncIterable<string[]> {
+      return redis.hscanStream(k.persistedTrusted(), { count: 100 });
+    },
+
+    /** Removes the trusted document under `sha256`: whether there was one. */
+    async untrust(a: { sha256: string }): Promise<boolean> {
+      return (await redis.hdel(k.persistedTrusted(), a.sha256)) === 1;
+    },
+
     /** How many documents the store holds. */
     size(): Promise<number> {
       return redis.zcard(k.persistedLastUse());
