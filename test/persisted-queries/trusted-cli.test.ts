@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually, redisEnv, startTestApp, uniquePrefix, type TestApp } from '../support/app.js';
 import { runEntry } from '../support/gateway-process.js';
+import { keysOf } from '../support/keys.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -125,5 +126,19 @@ describe('npm run persisted', () => {
         stderr: 'persisted: usage: npm run persisted -- list | remove SHA256\n',
       });
     }
+  });
+
+  it('lists every registered document once when the hash takes HSCAN several rounds (no manifest: no note)', async () => {
+    const t = await startTestApp({ PERSISTED_ONLY: 'on' });
+    const documents = Array.from({ length: 300 }, (_, i) => `query Many${i} { __typename }`);
+    await t.redis.hset(
+      keysOf(t.config.keyPrefix).persistedTrusted(),
+      Object.fromEntries(documents.map((d) => [sha256(d), d])),
+    );
+    const listed = await runEntry('src/cli/persisted.ts', ['list'], { ...redisEnv(), KEY_PREFIX: t.config.keyPrefix });
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    const lines = listed.stdout.split('\n');
+    expect(lines.slice(-2)).toEqual(['300 registered documents', '']);
+    expect(lines.slice(0, -2).sort()).toEqual(documents.map((d, i) => `${sha256(d)} query Many${i}`).sort());
   });
 });
