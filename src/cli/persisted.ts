@@ -23,6 +23,14 @@ const USAGE = 'usage: npm run persisted -- list | remove SHA256';
 const EXCERPT_CHARS = 80;
 
 /**
+ * Writes `text` and waits until the stream took it: a long list neither piles up in memory nor is cut short by the
+ * exit (a pipe's writes are asynchronous).
+ */
+function print(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  return new Promise((resolve, reject) => stream.write(text, (err) => (err ? reject(err) : resolve())));
+}
+
+/**
  * How `list` names a document: its operations (`query TrustedMe`), or, when one is anonymous (or it does not
  * parse), its first 80 characters on one line.
  */
@@ -49,20 +57,20 @@ async function main(): Promise<void> {
   const replicated = replicaWait(redis, config.replicaWait, space, log);
   try {
     const admins = new AdminService({ commands: userCommands(redis, space, replicated), shortcut: new Set() });
-    const commands = persistedQueryCommands(redis, space);
+    const commands = persistedQueryCommands(redis, space, replicated);
     const trusted = new TrustedDocuments({ commands, admins, manifest, options, log });
     if (command === 'remove') {
-      process.stdout.write(`removed ${await trusted.remove({ sha256: hash! })}\n`);
+      await print(process.stdout, `removed ${await trusted.remove({ sha256: hash! })}\n`);
       return;
     }
     if (options.manifest !== undefined)
-      process.stderr.write(`not listed: the manifest's ${manifest.size} documents, in ${options.manifest}\n`);
+      await print(process.stderr, `not listed: the manifest's ${manifest.size} documents, in ${options.manifest}\n`);
     let count = 0;
     for await (const { sha256, document } of trusted.list()) {
-      process.stdout.write(`${sha256} ${describe(document)}\n`);
+      await print(process.stdout, `${sha256} ${describe(document)}\n`);
       count += 1;
     }
-    process.stdout.write(`${count} registered document${count === 1 ? '' : 's'}\n`);
+    await print(process.stdout, `${count} registered document${count === 1 ? '' : 's'}\n`);
   } finally {
     await replicated.close();
     await closeRedisClient(redis);

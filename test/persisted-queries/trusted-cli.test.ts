@@ -41,6 +41,21 @@ async function ask(
   return { data: body.data, code: body.errors?.[0]?.extensions?.code };
 }
 
+/** One operation over graphql-ws by its APQ hash (urql's `enableForSubscriptions` message): its first error's code. */
+function wsCode(t: TestApp, hash: string, operationName: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const payload = { query: '', operationName, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } };
+    t.wsClient().subscribe(payload, {
+      next: (result) => resolve(result.errors?.[0]?.extensions?.code),
+      error: (err) =>
+        Array.isArray(err)
+          ? resolve((err as { extensions?: { code?: unknown } }[])[0]?.extensions?.code)
+          : reject(new Error(String(err))),
+      complete: () => undefined,
+    });
+  });
+}
+
 describe('npm run persisted', () => {
   it('lists what admins registered, removes one, which a gateway that ran it then refuses; the manifest’s stays', async () => {
     const prefix = uniquePrefix();
@@ -78,7 +93,9 @@ describe('npm run persisted', () => {
       ].sort(),
     );
 
-    // Run by hash once, so this gateway holds it in memory; removed, it is refused there within the recheck.
+    // Run by hash once, so this gateway holds it in memory; removed, it is refused there within the recheck, over
+    // HTTP and graphql-ws.
+    expect(await wsCode(t, sha256(NAMED), 'Registered')).toBeUndefined();
     expect(await ask(t, { hash: sha256(NAMED), operationName: 'Registered' })).toEqual({
       data: { __typename: 'Query' },
       code: undefined,
@@ -94,6 +111,7 @@ describe('npm run persisted', () => {
       10_000,
     );
     expect(refused).toBe(true);
+    expect(await wsCode(t, sha256(NAMED), 'Registered')).toBe('PERSISTED_QUERY_NOT_IN_LIST');
     expect((await ask(t, { hash: sha256(ANONYMOUS) })).data).toEqual({ __typename: 'Query', alias: 'Query' });
     expect((await ask(t, { hash: sha256(MANIFEST_DOC) })).data).toEqual({ __typename: 'Query' });
     expect((await persisted('list')).stdout).toBe(
