@@ -64,7 +64,7 @@ async function main(): Promise<void> {
       return;
     }
     if (options.manifest !== undefined)
-      await print(process.stderr, `not listed: the manifest's ${manifest.size} documents, in ${options.manifest}\n`);
+      await print(process.stderr, `not listed: the manifest's documents (${manifest.size}), in ${options.manifest}\n`);
     let count = 0;
     for await (const { sha256, document } of trusted.list()) {
       await print(process.stdout, `${sha256} ${describe(document)}\n`);

@@ -71,7 +71,7 @@ describe('npm run persisted', () => {
     expect(await persisted('list')).toEqual({
       code: 0,
       stdout: '0 registered documents\n',
-      stderr: `not listed: the manifest's 1 documents, in ${manifest}\n`,
+      stderr: `not listed: the manifest's documents (1), in ${manifest}\n`,
     });
 
     const admin = await open.signUp('admin');
