@@ -121,6 +121,7 @@ const EnvSchema = z.object({
   APQ_MAX_DOCUMENT_BYTES: intFrom(256, 1024 * 1024 * 1024).optional(),
   PERSISTED_ONLY: z.enum(['on', 'off']).default('off'),
   PERSISTED_DOCUMENTS: z.string().min(1).optional(),
+  PERSISTED_TRUSTED_RECHECK_MS: intFrom(10, 86_400_000).default(60_000),
 
   LOG_PROCESSORS: intFrom(1, 16).default(3),
   LOG_POLL_MS: intFrom(10, 600_000).default(1000),
@@ -300,6 +301,11 @@ export interface Config {
     only: boolean;
     /** PERSISTED_DOCUMENTS: the manifest (graphql-codegen's persisted-documents.json), an absolute path. */
     manifest: string | undefined;
+    /**
+     * PERSISTED_TRUSTED_RECHECK_MS: how long a process runs a document an admin registered from memory before it
+     * reads it from Redis again, so that one removed (`npm run persisted -- remove`) stops running within it.
+     */
+    trustedRecheckMs: number;
   };
   accessLogs: {
     /** Processors that share each uploaded access log (each takes every Nth line). */
@@ -489,6 +495,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       maxDocumentBytes: e.APQ_MAX_DOCUMENT_BYTES ?? Math.min(APQ_DOCUMENT_BYTES_DEFAULT, e.MAX_REQUEST_BYTES),
       only: e.PERSISTED_ONLY === 'on',
       manifest: e.PERSISTED_DOCUMENTS === undefined ? undefined : path.resolve(e.PERSISTED_DOCUMENTS),
+      trustedRecheckMs: e.PERSISTED_TRUSTED_RECHECK_MS,
     },
     accessLogs: {
       processors: e.LOG_PROCESSORS,

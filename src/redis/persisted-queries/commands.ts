@@ -4,6 +4,7 @@
  */
 import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
+import type { ReplicaWait } from '../replicas.js';
 import { script } from '../scripts.js';
 import { refused, type Refused } from '../status.js';
 import { persistedQueryKeys } from './keys.js';
@@ -15,7 +16,8 @@ const trustScript = script<number>('trustPersistedQuery');
 
 export type PersistedQueryCommands = ReturnType<typeof persistedQueryCommands>;
 
-export function persistedQueryCommands(redis: RedisClient, space: Keyspace) {
+/** `replicated`: what a removal of a trusted document waits on before it is acknowledged (src/redis/replicas.ts). */
+export function persistedQueryCommands(redis: RedisClient, space: Keyspace, replicated: ReplicaWait) {
   const k = persistedQueryKeys(space);
   const keys = [k.persistedDocuments(), k.persistedLastUse()];
   return {
@@ -43,6 +45,18 @@ export function persistedQueryCommands(redis: RedisClient, space: Keyspace) {
     /** The trusted document stored under `sha256`, or null. */
     readTrusted(a: { sha256: string }): Promise<string | null> {
       return redis.hget(k.persistedTrusted(), a.sha256);
+    },
+
+    /** The trusted documents, a batch `[sha256, document, sha256, document, …]` at a time (HSCAN: one may come twice). */
+    scanTrusted(): AsyncIterable<string[]> {
+      return redis.hscanStream(k.persistedTrusted(), { count: 100 });
+    },
+
+    /** Removes the trusted document under `sha256`, a failover not bringing it back: whether there was one. */
+    async untrust(a: { sha256: string }): Promise<boolean> {
+      if ((await redis.hdel(k.persistedTrusted(), a.sha256)) === 0) return false;
+      await replicated(k.persistedTrusted());
+      return true;
     },
 
     /** How many documents the store holds. */

@@ -7,10 +7,10 @@ import { PersistedQueryStore } from './store.js';
 import { TrustedDocuments } from './trusted.js';
 
 export function createPersistedQueries(
-  { redis, space, config, log }: Base,
+  { redis, space, replicated, config, log }: Base,
   { admins }: { admins: AdminService },
 ): Domain<{ persistedQueries: PersistedQueryStore; trustedDocuments: TrustedDocuments }> {
-  const commands = persistedQueryCommands(redis, space);
+  const commands = persistedQueryCommands(redis, space, replicated);
   const options = config.persistedQueries;
   const persistedQueries = new PersistedQueryStore({ commands, options, log });
   const trustedDocuments = new TrustedDocuments({
