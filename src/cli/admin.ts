@@ -12,6 +12,7 @@ import { keyspace } from '../redis/keys.js';
 import { replicaWait } from '../redis/replicas.js';
 import { userCommands } from '../redis/users/commands.js';
 import { AdminService } from '../services/users/admins.js';
+import { print } from './print.js';
 
 const USAGE = 'usage: npm run admin -- grant NAME | revoke NAME | list';
 
@@ -28,9 +29,10 @@ async function main(): Promise<void> {
   try {
     const admins = new AdminService({ commands: userCommands(redis, space, replicated), shortcut: new Set() });
     const username = name!;
-    if (command === 'grant') process.stdout.write(`granted admin to ${await admins.grantAdmin({ username })}\n`);
-    else if (command === 'revoke') process.stdout.write(`revoked admin of ${await admins.revokeAdmin({ username })}\n`);
-    else process.stdout.write((await admins.list()).map((u) => `${u}\n`).join(''));
+    if (command === 'grant') await print(process.stdout, `granted admin to ${await admins.grantAdmin({ username })}\n`);
+    else if (command === 'revoke')
+      await print(process.stdout, `revoked admin of ${await admins.revokeAdmin({ username })}\n`);
+    else await print(process.stdout, (await admins.list()).map((u) => `${u}\n`).join(''));
   } finally {
     await replicated.close();
     await closeRedisClient(redis);

@@ -17,18 +17,11 @@ import { userCommands } from '../redis/users/commands.js';
 import { loadManifest } from '../services/persisted-queries/manifest.js';
 import { TrustedDocuments } from '../services/persisted-queries/trusted.js';
 import { AdminService } from '../services/users/admins.js';
+import { print } from './print.js';
 
 const USAGE = 'usage: npm run persisted -- list | remove SHA256';
 /** How much of an anonymous operation's document `list` shows. */
 const EXCERPT_CHARS = 80;
-
-/**
- * Writes `text` and waits until the stream took it: a long list neither piles up in memory nor is cut short by the
- * exit (a pipe's writes are asynchronous).
- */
-function print(stream: NodeJS.WriteStream, text: string): Promise<void> {
-  return new Promise((resolve, reject) => stream.write(text, (err) => (err ? reject(err) : resolve())));
-}
 
 /**
  * How `list` names a document: its operations (`query TrustedMe`), or, when one is anonymous (or it does not
