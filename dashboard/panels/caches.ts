@@ -5,19 +5,8 @@
  */
 import { gql } from '../api.js';
 import { h, num, table } from '../dom.js';
+import type { CacheCounts, Count } from '../../src/services/ops/figures.js';
 import type { PanelSpec } from '../panel.js';
-
-interface Cache {
-  name: string;
-  memoryHits: number;
-  redisHits: number;
-  misses: number;
-  computations: number;
-  processWaits: number;
-  deploymentWaits: number;
-  negativeHits: number;
-  bloomRefusals: number;
-}
 
 export function cachesPanel(): PanelSpec {
   return {
@@ -30,8 +19,8 @@ export function cachesPanel(): PanelSpec {
         gatewayFigures: {
           hostname: string;
           pid: number;
-          caches: Cache[];
-          rateLimitRefusals: { name: string; count: number }[];
+          caches: CacheCounts[];
+          rateLimitRefusals: Count[];
         };
       }>(
         `query DashboardCaches { gatewayFigures { hostname pid

@@ -8,28 +8,29 @@
 import { gql } from '../api.js';
 import { lineChart } from '../chart.js';
 import { h, num, table } from '../dom.js';
+import type { ProcessFigures } from '../../src/services/ops/figures.js';
 import type { PanelSpec } from '../panel.js';
 
 /** Readings charted at most (one every EVERY_MS). */
 const KEPT = 60;
 const EVERY_MS = 2000;
 
-interface Figures {
-  hostname: string;
-  pid: number;
-  startedAt: string;
-  readAt: string;
-  connections: number;
-  websockets: number;
-  subscriptions: { name: string; count: number }[];
-  operations: number;
-  pollerReads: number;
-  pollerHeadsRead: number;
-  doorbellRings: number;
-  watchedHeads: number;
-  redisCommands: number;
-  redisRoundTrips: number;
-}
+/** `gatewayFigures` as the panel asks it (dates come as ISO strings). */
+type Figures = Pick<
+  ProcessFigures,
+  | 'hostname'
+  | 'pid'
+  | 'connections'
+  | 'websockets'
+  | 'subscriptions'
+  | 'operations'
+  | 'pollerReads'
+  | 'pollerHeadsRead'
+  | 'doorbellRings'
+  | 'watchedHeads'
+  | 'redisCommands'
+  | 'redisRoundTrips'
+> & { startedAt: string; readAt: string };
 
 /** The counters whose rates the panel shows, with their labels. */
 const RATES = [

@@ -64,7 +64,7 @@ export interface ProcessFigures {
   doorbellRings: number;
   watchedHeads: number;
   caches: CacheCounts[];
-  /** BUSY refusals by rate limit (`operations`, `signin`, `signup`). */
+  /** BUSY refusals by rate limit, every one of RATE_LIMITS (services/ops/limits.ts). */
   rateLimitRefusals: Count[];
   /** What every Redis client of the process sent: commands, and round trips (a pipeline or MULTI is one). */
   redisCommands: number;
