@@ -132,6 +132,8 @@ function miniQuery(query: string) {
 
 type Kind = 'and1' | 'and2' | 'and3' | 'plus/minus' | 'prefix' | 'relevance';
 const KINDS: Kind[] = ['and1', 'and2', 'and3', 'plus/minus', 'prefix', 'relevance'];
+/** The kinds of the AND aim. */
+const AND_KINDS: Kind[] = ['and1', 'and2', 'and3'];
 
 function querySets(docs: CorpusDocument[], df: Map<string, number>): Record<Kind, string[]> {
   let seed = 11;
@@ -186,13 +188,43 @@ async function forgetMatches(redis: Redis): Promise<void> {
   for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
 }
 
-/** What the Redis server has done so far: its CPU seconds (user + system) and the commands it ran (scripts' too). */
-async function redisWork(redis: Redis): Promise<{ cpu: number; commands: number }> {
+/**
+ * What the Redis server has done so far: its CPU seconds (user + system), the commands it ran (scripts' too), and
+ * per command its calls and microseconds (`INFO commandstats`: a script's time includes its own commands').
+ */
+async function redisWork(
+  redis: Redis,
+): Promise<{ cpu: number; commands: number; byCommand: Map<string, { calls: number; us: number }> }> {
   const cpu = await redis.info('cpu');
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)![1]);
   const stats = await redis.info('commandstats');
-  const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  return { cpu: field('used_cpu_user') + field('used_cpu_sys'), commands };
+  const byCommand = new Map(
+    [...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)].map((m) => [
+      m[1]!,
+      { calls: Number(m[2]), us: Number(m[3]) },
+    ]),
+  );
+  const commands = [...byCommand.values()].reduce((n, c) => n + c.calls, 0);
+  return { cpu: field('used_cpu_user') + field('used_cpu_sys'), commands, byCommand };
+}
+
+/** Per search, the commands that took the most Redis time between two readings of `redisWork`. */
+function largestSteps(
+  before: Awaited<ReturnType<typeof redisWork>>,
+  after: Awaited<ReturnType<typeof redisWork>>,
+  searches: number,
+): string {
+  const steps = [...after.byCommand]
+    .map(([command, c]) => {
+      const b = before.byCommand.get(command) ?? { calls: 0, us: 0 };
+      return { command, calls: (c.calls - b.calls) / searches, us: (c.us - b.us) / searches };
+    })
+    .filter((c) => c.calls > 0 && c.command !== 'info')
+    .sort((a, b) => b.us - a.us);
+  return steps
+    .slice(0, 4)
+    .map((c) => `${c.command} ${c.calls.toFixed(1)}x ${Math.round(c.us)}`)
+    .join(', ');
 }
 
 /**
@@ -420,6 +452,8 @@ async function main(): Promise<number> {
   const post = rawPoster(base, auth);
   const sortOf = (kind: Kind): DocumentSort => (kind === 'relevance' ? 'RELEVANCE' : 'UPDATED_DESC');
   const rows: Record<string, string | number>[] = [];
+  /** The AND rows at WIDE in flight: where the Redis server's time went (the AND aim's breakdown). */
+  const steps: Record<string, string | number>[] = [];
   const results: Record<string, Timing> = {};
   /** Wrong or failed answers per target (every timed answer is checked against the corpus's own counts). */
   const wrong: Record<string, number> = {};
@@ -518,6 +552,13 @@ async function main(): Promise<number> {
       const cpu = process.cpuUsage(cpu0);
       const work = await redisWork(redis);
       results[label] = r;
+      if (AND_KINDS.includes(kind) && c === WIDE && !name.startsWith('service at'))
+        steps.push({
+          queries: kind,
+          target: name,
+          'Redis CPU us/q': Math.round(((work.cpu - work0.cpu) * 1e6) / queries.length),
+          'largest steps: command, calls/q, us/q': largestSteps(work0, work, queries.length),
+        });
       rows.push({
         queries: kind,
         target: name,
@@ -737,8 +778,7 @@ async function main(): Promise<number> {
   const clean = (kinds: string[], targets: string[]) =>
     kinds.every((k) => targets.every((t) => (wrong[`${k} ${t}`] ?? 0) === 0));
   const theBook = `the book (SINTERSTORE + SORT), ${WIDE} in flight`;
-  const AND = ['and1', 'and2', 'and3'];
-  const andRatio = median(AND.map((k) => at(k, `service, ${WIDE} in flight`).qps / at(k, theBook).qps));
+  const andRatio = median(AND_KINDS.map((k) => at(k, `service, ${WIDE} in flight`).qps / at(k, theBook).qps));
   if (BEFORE)
     console.log(
       `\nservice / service at ${BEFORE}, same run: ` +
@@ -748,7 +788,7 @@ async function main(): Promise<number> {
           return `${k} queries/s ${ratio(1).toFixed(2)} (1 in flight), ${ratio(WIDE).toFixed(2)} (${WIDE})`;
         }).join('; '),
     );
-  const andClean = clean(AND, [`service, ${WIDE} in flight`, theBook]);
+  const andClean = clean(AND_KINDS, [`service, ${WIDE} in flight`, theBook]);
   const relevance = at('relevance', 'service, 1 in flight').p50 / at('relevance', 'MiniSearch').p50;
   const relevanceClean = clean(['relevance'], ['service, 1 in flight', 'MiniSearch']);
   const titles = (c: number) => `service + the page's titles, ${c} in flight`;
@@ -759,6 +799,10 @@ async function main(): Promise<number> {
   console.log(
     `{ me } through the same gateway, ${WIDE} in flight (context: it never reaches Redis): ${fmt(me.qps)} requests/s, p50 ${ms(me.p50)} ms; GraphQL searchDocuments queries/s / { me } requests/s, median over kinds: ${graphqlToMe.toFixed(2)}`,
   );
+  console.log(
+    `\nWhere the AND rows' Redis time goes at ${WIDE} in flight (INFO commandstats over each row; a script's microseconds include its own commands'; a service search runs a script per shard, beginSearch and endSearch)`,
+  );
+  console.table(steps);
   console.log(
     `\nWhere one search goes, ${BREAKDOWN} searches one at a time (every shard's matches deleted first, so each search computes them): the commands the client sent in batches written together (trips: batches whose replies the answer waited for; the rest are sent along), and each step's Redis time (SLOWLOG at 0 us; a script counts its own commands)`,
   );
