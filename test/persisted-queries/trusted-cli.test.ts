@@ -146,6 +146,24 @@ describe('npm run persisted', () => {
     }
   });
 
+  it('registers a removed document again through a gateway that still holds it in memory', async () => {
+    const prefix = uniquePrefix();
+    const [t, open] = await Promise.all([
+      startTestApp({ KEY_PREFIX: prefix, PERSISTED_ONLY: 'on', PERSISTED_TRUSTED_RECHECK_MS: '600000' }),
+      startTestApp({ KEY_PREFIX: prefix }),
+    ]);
+    const persisted = (...args: string[]) =>
+      runEntry('src/cli/persisted.ts', args, { ...redisEnv(), KEY_PREFIX: prefix });
+    const admin = await open.signUp('admin'); // signing up runs a document sent whole: not on `t`
+    const hash = sha256(ANONYMOUS);
+    expect((await ask(t, { hash, query: ANONYMOUS, token: admin.token })).code).toBeUndefined();
+    expect((await ask(t, { hash })).data).toEqual({ __typename: 'Query', alias: 'Query' }); // now held in memory
+    expect((await persisted('remove', hash)).code).toBe(0);
+    // Sent whole again by the admin through the same gateway: stored in Redis again, not taken as known.
+    expect((await ask(t, { hash, query: ANONYMOUS, token: admin.token })).code).toBeUndefined();
+    expect((await persisted('list')).stdout).toBe(`${hash} { __typename alias: __typename }\n1 registered document\n`);
+  });
+
   it('lists every registered document once when the hash takes HSCAN several rounds (no manifest: no note)', async () => {
     const t = await startTestApp({ PERSISTED_ONLY: 'on' });
     const documents = Array.from({ length: 300 }, (_, i) => `query Many${i} { __typename }`);

@@ -168,8 +168,9 @@ export function usePersistedQueries(services: Services): Plugin<Context & WithPa
     const context = contextValue as Context & WithParams; // its `log` is made on first use: only on a failure
     const { params, viewer } = context;
     const sha256 = persistedHash(params?.extensions);
-    // A document found by its hash is registered already (or is the manifest's).
-    if (sha256 === undefined || !params?.query || trusted.known({ hash: sha256 }) !== undefined) return;
+    // The manifest's documents are never registered. One held in memory is registered again all the same: an
+    // operator may have removed it from Redis since (the stores answer "known" when it is there).
+    if (sha256 === undefined || !params?.query || trusted.inManifest({ hash: sha256 })) return;
     const document = params.query;
     // PERSISTED_ONLY=on: only an admin's whole documents get this far.
     const registered = trusted.only

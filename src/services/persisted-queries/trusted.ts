@@ -75,6 +75,11 @@ export class TrustedDocuments {
     return this.manifest.get(hash) ?? this.local.get(hash);
   }
 
+  /** Whether `hash` is a document of the manifest (never registered in Redis, never removed). */
+  inManifest({ hash }: { hash: string }): boolean {
+    return this.manifest.has(hash);
+  }
+
   /** The documents admins registered (not the manifest's), each once, read from Redis a batch at a time. */
   async *list(): AsyncGenerator<{ sha256: string; document: string }> {
     const seen = new Set<string>();
@@ -107,12 +112,15 @@ export class TrustedDocuments {
     return viewer !== null && this.admins.isAdmin({ username: viewer.username });
   }
 
-  /** Registers a document an admin sent whole under `sha256`, its SHA-256 (the caller checked it). */
+  /**
+   * Registers a document an admin sent whole under `sha256`, its SHA-256 (the caller checked it). Asks Redis even when
+   * this process holds the document in memory: the operator may have removed it since (`npm run persisted`).
+   */
   async register(
     admin: { username: string },
     { sha256, document }: { sha256: string; document: string },
   ): Promise<TrustedRegistration> {
-    if (this.known({ hash: sha256 }) !== undefined) return 'known';
+    if (this.inManifest({ hash: sha256 })) return 'known';
     if (!(await this.admins.isAdmin({ username: admin.username })))
       throw forbidden('only an admin registers trusted documents');
     if (!SHA256.test(sha256)) throw new Error('a trusted document is registered under its SHA-256 in lowercase hex');
