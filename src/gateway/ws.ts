@@ -197,7 +197,12 @@ export function serveWebSocket(
         if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) throw new Error('socket is closing');
       },
       onConnect: async (ctx) => {
-        const { viewer, token, rejected } = await authenticate(services, ctx.connectionParams?.authorization);
+        const authorization = ctx.connectionParams?.authorization;
+        // graphql-ws keeps the whole `connection_init` payload for the socket's life (up to MAX_REQUEST_BYTES, from
+        // anyone): only its authorization is ever read, so only that is kept.
+        (ctx as { connectionParams?: Params }).connectionParams =
+          authorization === undefined ? undefined : { authorization };
+        const { viewer, token, rejected } = await authenticate(services, authorization);
         contexts.set(ctx.extra.socket, ctx);
         if (!rejected && !viewer) return true; // anonymous connections may run public operations
         if (!viewer || !token) {
