@@ -150,7 +150,7 @@ interface Followed<T> {
   cursor: number | null;
   /** The version as of the last read that delivered everything (null: unknown, read next time). */
   version: number | null;
-  /** Items announced by the doorbell since, with the version each produced. */
+  /** Items announced by the doorbell since, with the version each produced: at most `batch` (then `stale`). */
   hints: { version: number; item: T }[];
   /** A move happened that no doorbell described: read. */
   stale: boolean;
@@ -226,9 +226,14 @@ export class MessageStream<T extends { id: number }> {
     const unwatch = this.poller.watch(mailbox.head, (ring) => {
       const state = this.followed.get(key);
       if (!state) return;
-      // A move the doorbell did not describe: read.
+      // A move the doorbell did not describe: read. Nor are more than a read's worth of rings kept while the
+      // stream waits for its client (one that stopped reading would hold every message sent meanwhile): the
+      // next read takes them from the mailbox instead.
       if (ring?.data === undefined || !mailbox.fromRing) state.stale = true;
-      else state.hints.push({ version: Number(ring.value), item: mailbox.fromRing(ring) });
+      else if (state.hints.length >= this.o.batch) {
+        state.hints = [];
+        state.stale = true;
+      } else state.hints.push({ version: Number(ring.value), item: mailbox.fromRing(ring) });
       this.wakeup.mark(key);
     });
     this.followed.set(key, { mailbox, cursor: null, version: null, hints: [], stale: true, unwatch });
