@@ -46,6 +46,11 @@ export interface SearchChange {
 const LOG_BATCH = 1000;
 /** After a failed read or search (Redis away, the evaluator's searches all busy), wait this long and try again. */
 const RETRY_MS = 1000;
+/**
+ * The documents written since a subscriber last looked, kept by id up to this many; past it (a client that stopped
+ * reading while the index kept changing) the subscriber takes every document of its top as written ('all').
+ */
+const TOUCHED_MAX = 1000;
 
 export interface LiveSearchOptions {
   /** LIVE_QUERIES_PER_SOCKET */
@@ -68,7 +73,7 @@ export interface LiveSearchDeps {
 
 /** A subscriber's share of its live query's moves: the documents changed since it last looked. */
 interface Subscriber {
-  /** Ids of documents written since the subscriber's last delivery; 'all' after a gap in a change log. */
+  /** Ids of documents written since the subscriber's last delivery; 'all' after a gap in a change log, or past TOUCHED_MAX. */
   touched: Set<string> | 'all';
   wake(): void;
 }
@@ -513,7 +518,10 @@ export class LiveSearchService {
   private tell(q: LiveQuery, touched: Set<string> | 'all'): void {
     for (const sub of q.subscribers) {
       if (touched === 'all') sub.touched = 'all';
-      else if (sub.touched !== 'all') for (const id of touched) sub.touched.add(id);
+      else if (sub.touched !== 'all') {
+        for (const id of touched) sub.touched.add(id);
+        if (sub.touched.size > TOUCHED_MAX) sub.touched = 'all';
+      }
       sub.wake();
     }
   }
