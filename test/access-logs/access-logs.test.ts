@@ -1,7 +1,8 @@
 /**
  * Access-log analytics end to end: a generated gzip log of 100,000 lines uploaded over GraphQL (multipart),
  * processed by 3 processors in a worker, gives exactly the counts computed here line by line; a second upload of
- * the same day doubles them; malformed lines are reported; the file leaves Redis; admins only; size bounds.
+ * the same day doubles them; malformed lines are reported; the file leaves Redis, also when the last share's release
+ * failed once (the repeat releases it, one notification); admins only; size bounds.
  */
 import { gzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { keysOf } from '../support/keys.js';
+import type { AccessLogCommands } from '../../src/redis/access-logs/commands.js';
 import { geoCommands } from '../../src/redis/geo/commands.js';
 import { keyspace } from '../../src/redis/keys.js';
 import { CityImport } from '../../src/services/geo/geo-import.js';
@@ -190,6 +192,69 @@ describe('access-log analytics', () => {
     expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
     expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['10', 'DONE']);
     expect(await idle.redis.zscore(k.visits('2026-11-22', 'COUNTRY'), 'unknown')).toBe('10'); // no city data in this app
+  });
+
+  it('releases an upload whose last share was counted but not released, when that share is repeated; notifies once', async () => {
+    // The bound holds one of these uploads at a time: an upload left held would make the next one BUSY.
+    const idle = await startTestApp({
+      LOG_PROCESSORS: '2',
+      UPLOAD_MAX_BYTES: '1024',
+      LOGS_HELD_MAX_BYTES: '1024',
+      ADMIN_USERS: 'boss',
+    });
+    const boss = (await idle.signUp('boss')).token;
+    const service = idle.app.services.accessLogs;
+    const commands = (service as unknown as { commands: AccessLogCommands }).commands;
+    const processShare = (id: string, share: number) =>
+      (service as unknown as { processShare(a: { id: string; share: number }): Promise<void> }).processShare({
+        id,
+        share,
+      });
+    const release = commands.releaseUpload.bind(commands);
+    const k = keysOf(idle.config.keyPrefix).accessLogs();
+    const log = Buffer.from(Array.from({ length: 20 }, (_, i) => `10.0.0.${i} 2026-11-23 10:00:00 view`).join('\n'));
+    expect(log.length).toBeGreaterThan(512);
+    const reports = async () =>
+      (
+        await idle.gql<{ notifications: { kind: string; data: { upload: string; lines: number } }[] }>(
+          '{ notifications { kind data } }',
+          {},
+          boss,
+        )
+      ).data!.notifications.filter((n) => n.kind === 'logProcessed');
+
+    const first = (await upload(idle, boss, 'first.log', log)).data!.uploadAccessLog.id;
+    await service.processPending({ share: 1 });
+    // The last share is counted, then its release fails (as when the process dies between the two scripts).
+    commands.releaseUpload = () => Promise.reject(new Error('connection lost'));
+    await expect(service.processPending({ share: 2 })).rejects.toThrow('connection lost');
+    commands.releaseUpload = release;
+    expect(await idle.redis.hget(k.upload(first).record, 'status')).toBe('PROCESSING');
+    // Its announcement is still unread: the next poll repeats the share, which now releases the upload.
+    await service.processPending({ share: 2 });
+    expect(await idle.redis.hmget(k.upload(first).record, 'lines', 'status')).toEqual(['20', 'DONE']);
+    expect(await idle.redis.exists(k.upload(first).data, k.upload(first).shares)).toBe(0);
+    expect(Number(await idle.redis.get(k.held))).toBe(0);
+    expect((await reports()).map((n) => n.data)).toEqual([expect.objectContaining({ upload: first, lines: 20 })]);
+
+    // The bytes were given back: the next upload fits. Its last share answers 'last' twice (a repeat running while
+    // the first answer's release is on its way): one release, one notification.
+    const second = await upload(idle, boss, 'second.log', log);
+    expect(second.errors).toBeUndefined();
+    const id = second.data!.uploadAccessLog.id;
+    await processShare(id, 1);
+    let raced = false;
+    commands.releaseUpload = async (a) => {
+      commands.releaseUpload = release;
+      raced = true;
+      await processShare(id, 2); // the repeat: finishes, releases and notifies first
+      return release(a);
+    };
+    await processShare(id, 2);
+    expect(raced).toBe(true);
+    expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['20', 'DONE']);
+    expect(Number(await idle.redis.get(k.held))).toBe(0);
+    expect((await reports()).map((n) => n.data.upload).sort()).toEqual([first, id].sort());
   });
 
   it('is for admins; refuses an oversized file before storing it, and BUSY past the bytes held', async () => {

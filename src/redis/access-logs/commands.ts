@@ -83,13 +83,19 @@ export function accessLogCommands(redis: RedisClient, space: Keyspace) {
       return { status, processors: Number(processors), uploader, filename: filename ?? null };
     },
 
-    /** Upload `id` leaves Redis with `status`, giving its bytes back (once); its record is kept `keptMs`. */
-    async releaseUpload(a: { id: string; status: 'DONE' | 'FAILED'; keptMs: number }): Promise<void> {
+    /**
+     * Upload `id` leaves Redis with `status`, giving its bytes back (once); its record is kept `keptMs`. Whether this
+     * call released it (false when it had been already).
+     */
+    async releaseUpload(a: { id: string; status: 'DONE' | 'FAILED'; keptMs: number }): Promise<boolean> {
       const u = logs.upload(a.id);
-      await releaseUploadScript(redis, [logs.held, u.record, u.data, u.shares], [a.status, a.keptMs]);
+      return (await releaseUploadScript(redis, [logs.held, u.record, u.data, u.shares], [a.status, a.keptMs])) === 1;
     },
 
-    /** Counts share `share` of upload `id` once: its line and error counts, and its visits by day and level. */
+    /**
+     * Counts share `share` of upload `id` once: its line and error counts, and its visits by day and level. 'last'
+     * (with the totals) whenever every share is done, also for a share counted before: the caller releases the upload.
+     */
     async finishShare(a: {
       id: string;
       share: number;

@@ -1,7 +1,9 @@
 --[[
   finishShare: a processor's share of an upload is counted, once: its visits are added (ZINCRBY: a second
   file of the same day adds) and its line and error counts recorded, in one step with marking the share done.
-  Refuses an upload that does not exist; a share counted before is not counted again.
+  Refuses an upload that does not exist; a share counted before is not counted again, but when every share is done
+  the totals are answered again, so that a processor repeating the last share (after dying, or after the release
+  failed, before the announcement was marked read) releases the upload that the first answer did not.
 
   KEYS[1] record: hash, the upload (processors, lines, errors, ...)
   KEYS[2] shares: set, the processors (1..N) done with their share
@@ -11,8 +13,8 @@
   ARGV[3] errors: the malformed lines among them
   ARGV[4] visits: cjson [{"<place>": count, ...}, ...], the visits to add, one object per key of KEYS[3..]
 
-  Returns {1} counted, {2, lines, errors} counted and every share is now done (the upload's totals), {0} counted
-  before, {STATUS.NOT_FOUND} no such upload.
+  Returns {1} counted, {2, lines, errors} every share is done (counted now or before; the upload's totals), {0}
+  counted before while shares are still to come, {STATUS.NOT_FOUND} no such upload.
 ]]
 local record, shares = KEYS[1], KEYS[2]
 local share, lines, errors, visits = ARGV[1], ARGV[2], ARGV[3], cjson.decode(ARGV[4])
@@ -20,7 +22,11 @@ local visitSetsAt = 3
 if redis.call('EXISTS', record) == 0 then
   return { STATUS.NOT_FOUND }
 end
+local processors = tonumber(redis.call('HGET', record, 'processors'))
 if redis.call('SADD', shares, share) == 0 then
+  if redis.call('SCARD', shares) >= processors then
+    return { 2, tonumber(redis.call('HGET', record, 'lines')), tonumber(redis.call('HGET', record, 'errors')) }
+  end
   return { 0 }
 end
 for i, counts in ipairs(visits) do
@@ -31,7 +37,7 @@ for i, counts in ipairs(visits) do
 end
 local totalLines = redis.call('HINCRBY', record, 'lines', lines)
 local totalErrors = redis.call('HINCRBY', record, 'errors', errors)
-if redis.call('SCARD', shares) >= tonumber(redis.call('HGET', record, 'processors')) then
+if redis.call('SCARD', shares) >= processors then
   return { 2, totalLines, totalErrors }
 end
 return { 1 }

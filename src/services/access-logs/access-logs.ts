@@ -221,8 +221,10 @@ export class AccessLogService {
     }
     await count();
     const outcome = await this.commands.finishShare({ id, share, lines, errors, visits: [...visits.values()] });
+    // 'last' again for a repeated share when the release after the first 'last' never happened (the processor died
+    // or the release failed); whoever releases notifies, so a 'last' answered twice does not notify twice.
     if (outcome.status !== 'last') return;
-    await this.commands.releaseUpload({ id, status: 'DONE', keptMs: RECORD_KEPT_MS });
+    if (!(await this.commands.releaseUpload({ id, status: 'DONE', keptMs: RECORD_KEPT_MS }))) return;
     await this.notifications.notify({
       user: uploader,
       kind: 'logProcessed',
