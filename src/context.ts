@@ -15,6 +15,11 @@ export interface Context {
   viewer: Viewer | null;
   /** The bearer token of this operation, when one was sent and is still valid. */
   token: string | null;
+  /**
+   * The bearer token sent when it has a token's shape, valid or not: what signOut revokes (a retry of a sign-out cut
+   * short finds the session gone and must still announce the revocation).
+   */
+  presentedToken: string | null;
   /** Why the Authorization sent was not a session (what a refusal tells the client); null when none was sent. */
   rejected: string | null;
   services: Services;
@@ -50,6 +55,7 @@ function bearerToken(authorization: unknown): string | null | undefined {
 export interface Authentication {
   viewer: Viewer | null;
   token: string | null;
+  presentedToken: string | null;
   rejected: string | null;
 }
 
@@ -59,11 +65,11 @@ const EXPIRED_TOKEN = 'token expired or revoked: sign in again';
 
 export async function authenticate(services: Services, authorization: unknown): Promise<Authentication> {
   const token = bearerToken(authorization);
-  if (token === undefined) return { viewer: null, token: null, rejected: null };
+  if (token === undefined) return { viewer: null, token: null, presentedToken: null, rejected: null };
   if (token === null || !SessionService.isWellFormed(token))
-    return { viewer: null, token: null, rejected: MALFORMED_TOKEN };
+    return { viewer: null, token: null, presentedToken: null, rejected: MALFORMED_TOKEN };
   const username = await services.sessions.resolve({ token });
   return username
-    ? { viewer: { username }, token, rejected: null }
-    : { viewer: null, token: null, rejected: EXPIRED_TOKEN };
+    ? { viewer: { username }, token, presentedToken: token, rejected: null }
+    : { viewer: null, token: null, presentedToken: token, rejected: EXPIRED_TOKEN };
 }

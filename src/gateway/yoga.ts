@@ -127,7 +127,7 @@ export function createGatewayYoga({
     context: async (server): Promise<OperationContext> => {
       const { request, requestId, address, authorization } = server;
       // The rate limit may have asked already (an HTTP request, before parsing).
-      const { viewer, token, rejected } = await (
+      const { viewer, token, presentedToken, rejected } = await (
         server.authentication ?? authenticate(services, authorization ?? request.headers.get('authorization'))
       ).catch((err: unknown) => {
         tagRequestId(err, requestId);
@@ -136,6 +136,7 @@ export function createGatewayYoga({
       return {
         viewer,
         token,
+        presentedToken,
         rejected,
         services,
         address: address ?? 'unknown',

@@ -24,8 +24,9 @@ export const signIn = (
   ctx: Context,
 ): Promise<Authenticated> => ctx.services.users.signIn({ ...args, address: ctx.address });
 
+/** Given the token sent even when it is no session any more: a retry announces a revocation cut short. */
 export const signOut = async (_root: unknown, _args: unknown, ctx: Context): Promise<boolean> =>
-  ctx.token ? ctx.services.sessions.signOut({ token: ctx.token }) : false;
+  ctx.presentedToken ? ctx.services.sessions.signOut({ token: ctx.presentedToken }) : false;
 
 export const isAdmin = (user: User, _args: unknown, ctx: Context): Promise<boolean> =>
   ctx.loaders.isAdmin.load(user.username);

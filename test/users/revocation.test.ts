@@ -56,6 +56,25 @@ describe('live subscriptions of a revoked token', () => {
     }
   });
 
+  it('end on another process when signOut is retried after a sign-out cut short between the delete and the ring', async () => {
+    // Only b resolves the token: a, where signOut runs, holds it in no cache, as the process of a signOut cut short
+    // (which forgot it) or any other process once CACHE_MS has passed.
+    const ann = await a.signUp();
+    const chatId = await createChat(b, ann.token, [], 'hello');
+    const sse = await sseSubscribe(b.url, MESSAGE_ADDED, { c: chatId }, ann.token);
+    const ws = record(b.wsClient(ann.token), MESSAGE_ADDED, { c: chatId });
+    await Promise.all([sse.until(() => sse.results.length === 1), ws.until((items) => items.length === 1)]);
+
+    // The first signOut deleted the session, then failed (or its process died) before ringing the revocation.
+    await a.redis.del(sessionKey(a.config.keyPrefix, ann.token));
+    // The client's retry finds no session to revoke, and still rings the revocation.
+    expect((await a.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: false });
+    await sse.until(() => sse.ended, 3000);
+    expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await eventually(() => Promise.resolve(ws.closed !== null), 3000)).toBe(true);
+    expect(ws.closed).toEqual({ code: 4403 });
+  });
+
   it('cost no Redis command while nothing changes, and end once half the idle expiry finds the session gone', async () => {
     // SESSION_TTL's least is 60 s; 30 s here, so that the re-check comes some 10 s (not 25 s) after the subscriptions
     // started, still long after the idle look below.

@@ -125,16 +125,18 @@ export class SessionService {
 
   /**
    * Revokes the token in every process: when this returns, every process that can hear revocations has dropped it
-   * and ended its subscriptions. True when there was a session to revoke.
+   * and ended its subscriptions. True when there was a session to revoke. The revocation is announced even when the
+   * session is gone already: the delete and the announcement are on different slots, and a retry of a sign-out cut
+   * short between them must still end the token's live subscriptions (an announcement costs no Redis memory).
    */
   async signOut({ token }: { token: string }): Promise<boolean> {
     if (!SessionService.isWellFormed(token)) return false;
     const hash = hashOf(token);
     this.forget(hash);
-    if (!(await this.commands.deleteSession({ tokenHash: hash }))) return false;
+    const deleted = await this.commands.deleteSession({ tokenHash: hash });
     const { value, receivers } = await this.commands.signOut({ tokenHash: hash, ackChannel: this.ackChannel });
     await this.confirmedBy(value, receivers);
-    return true;
+    return deleted;
   }
 
   /**
