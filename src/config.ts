@@ -244,6 +244,7 @@ export interface Config {
   /** The subscription poller: every watched head is read at least once per `auditMs` (the most a lost ring delays). */
   poll: { auditMs: number };
   websocket: {
+    /** Operations at once on one WebSocket, and on one graphql-sse reservation (single-connection mode). */
     maxSubscriptions: number;
     /** A socket with a send not completed for this long (a client that stopped reading) is closed with 1013. */
     sendTimeoutMs: number;

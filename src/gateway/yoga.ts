@@ -187,6 +187,7 @@ export function createGatewayYoga({
         services,
         perClient: config.limits.sseReservationsPerClient,
         connectMs: config.limits.sseReservationConnectMs,
+        maxOperations: config.websocket.maxSubscriptions,
       }),
     ],
   });

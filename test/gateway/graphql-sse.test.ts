@@ -1,7 +1,8 @@
 /**
  * graphql-sse's single-connection mode on /graphql (PUT a reservation, GET its stream, POST operations with its
  * token), with graphql-sse's own client in `singleConnection` mode: a chat subscription catches up and then
- * delivers, a refusal is the operation's result, a revoked token ends the subscription, and reservations are bounded.
+ * delivers, a refusal is the operation's result, a revoked token ends the subscription, and reservations are bounded,
+ * as are the operations one runs (raw requests).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, requestLog, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
@@ -11,7 +12,7 @@ let t: TestApp;
 const logged = requestLog();
 
 beforeAll(async () => {
-  t = await startTestApp({ SSE_RESERVATIONS_PER_CLIENT: '2' }, logged.log);
+  t = await startTestApp({ SSE_RESERVATIONS_PER_CLIENT: '2', WS_MAX_SUBSCRIPTIONS: '3' }, logged.log);
 });
 
 afterAll(() => t.close());
@@ -88,6 +89,83 @@ describe('operations over a reserved stream past the rate limit', () => {
     expect(rec.results.map((r) => r.errors?.[0]?.extensions?.code)).toEqual(['BUSY']);
     client.dispose();
     await busy.close();
+  });
+});
+
+/** A reservation's stream, opened with fetch: the operations' results and completions, by operation id. */
+async function openStream(reservation: string) {
+  const response = await fetch(t.url, {
+    headers: { accept: 'text/event-stream', 'x-graphql-event-stream-token': reservation },
+  });
+  expect(response.status).toBe(200);
+  const results = new Map<string, { data?: unknown; errors?: { message: string; extensions?: unknown }[] }[]>();
+  const completed = new Set<string>();
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  void (async () => {
+    let buffered = '';
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      buffered += value;
+      for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+        const lines = buffered.slice(0, end).split('\n');
+        buffered = buffered.slice(end + 2);
+        const event = lines.find((line) => line.startsWith('event: '))?.slice(7);
+        const data = lines.find((line) => line.startsWith('data: '))?.slice(6);
+        if (!data) continue;
+        const message = JSON.parse(data) as { id: string; payload?: never };
+        if (event === 'complete') completed.add(message.id);
+        else results.set(message.id, [...(results.get(message.id) ?? []), message.payload!]);
+      }
+    }
+  })();
+  return { results: (id: string) => results.get(id) ?? [], completed, close: () => reader.cancel() };
+}
+
+describe('operations on one reservation', () => {
+  it('are bounded by WS_MAX_SUBSCRIPTIONS: past it BUSY in the stream (its POST 202) until one ends', async () => {
+    const bob = await t.signUp();
+    const { chatId } = await chatWith([bob.username], 'for the one accepted after');
+    const { chatId: closed } = await chatWith([], 'members only');
+    const auth = { authorization: `Bearer ${bob.token}` };
+    const reserved = await fetch(t.url, { method: 'PUT', headers: auth });
+    expect(reserved.status).toBe(201);
+    const reservation = await reserved.text();
+    const stream = await openStream(reservation);
+    const headers = { ...auth, 'content-type': 'application/json', 'x-graphql-event-stream-token': reservation };
+    const post = async (operationId: string, query: string, variables: Record<string, unknown> = {}) =>
+      (
+        await fetch(t.url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ query, variables, extensions: { operationId } }),
+        })
+      ).status;
+    const ended = (id: string) => eventually(() => Promise.resolve(stream.completed.has(id)));
+    const NOTIFICATIONS = 'subscription { notificationAdded { id } }';
+
+    // Operations answered at once leave no count behind: a query, a refused subscription.
+    expect(await post('query', '{ me { id } }')).toBe(202);
+    expect(await post('refused', MESSAGE_ADDED, { c: closed })).toBe(202);
+    expect(await ended('query')).toBe(true);
+    expect(await ended('refused')).toBe(true);
+    expect(stream.results('refused')[0]?.errors?.[0]?.extensions).toEqual({ code: 'FORBIDDEN' });
+
+    for (const id of ['1', '2', '3']) expect(await post(id, NOTIFICATIONS)).toBe(202);
+    expect(await post('4', NOTIFICATIONS)).toBe(202);
+    expect(await ended('4')).toBe(true);
+    expect(stream.results('4')).toEqual([
+      { data: null, errors: [{ message: 'at most 3 operations per connection', extensions: { code: 'BUSY' } }] },
+    ]);
+    expect(['1', '2', '3'].filter((id) => stream.completed.has(id))).toEqual([]);
+
+    // One stopped (DELETE): the next is accepted, and delivers what bob missed.
+    const stop = await fetch(`${t.url}?operationId=1`, { method: 'DELETE', headers });
+    expect(stop.status).toBe(200);
+    expect(await post('5', MESSAGE_ADDED, { c: chatId })).toBe(202);
+    expect(await eventually(() => Promise.resolve(stream.results('5').length === 1))).toBe(true);
+    expect(texts(stream.results('5'))).toEqual(['for the one accepted after']);
+    await stream.close();
   });
 });
 

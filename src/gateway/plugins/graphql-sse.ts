@@ -14,6 +14,9 @@
  * this process; past it, or with a token that is no session, the PUT is refused (429 BUSY, 401 UNAUTHENTICATED,
  * JSON); a reservation not opened within `connectMs` is dropped. Reservations live in the process that took
  * them: a deployment of several gateways routes a client's requests to one of them (sticky sessions).
+ * A reservation runs at most `maxOperations` operations at once, as a WebSocket does (WS_MAX_SUBSCRIPTIONS): past it,
+ * an operation's result is BUSY. One counts from its POST until it ends: answered, its subscription done or failed,
+ * stopped by its DELETE, or its reservation released (its stream's end, which ends its subscriptions too).
  *
  * graphql-yoga's plugin for this (@graphql-yoga/plugin-graphql-sse) is not used: it takes every request of its path
  * (here yoga's own POST and GET), lets a failing context (a Redis error resolving the token) reject graphql-sse's
@@ -35,7 +38,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { authenticate } from '../../context.js';
 import { AppError, type ErrorCode } from '../../errors.js';
 import type { Services } from '../../services/index.js';
-import { httpStatusOf, maskError } from '../errors.js';
+import { graphQLError, httpStatusOf, maskError } from '../errors.js';
 
 const refusal = (code: ErrorCode, message: string): HandlerResponse => [
   JSON.stringify({ errors: [{ message, extensions: { code } }] }),
@@ -45,6 +48,61 @@ const refusal = (code: ErrorCode, message: string): HandlerResponse => [
     headers: { 'content-type': 'application/json; charset=utf-8' },
   },
 ];
+
+/**
+ * One operation on a reservation, in its `running` set from its POST until it ends. A subscription's results pass
+ * through it (graphql-sse takes it for an async generator: its DELETE and its stream's end return it), so that
+ * they leave the set when they are done, fail or are returned.
+ */
+class Operation implements AsyncIterableIterator<ExecutionResult> {
+  private results: AsyncIterator<ExecutionResult> | undefined;
+
+  constructor(private readonly running: Set<Operation>) {
+    running.add(this);
+  }
+
+  /** Follows a subscription's results; one that has ended meanwhile (its stream's end) stops them instead. */
+  follow(results: AsyncIterable<ExecutionResult>): this | undefined {
+    const iterator = results[Symbol.asyncIterator]();
+    if (!this.running.has(this)) {
+      void iterator.return?.();
+      return undefined;
+    }
+    this.results = iterator;
+    return this;
+  }
+
+  /** Ends it unless it follows a subscription's results (which end it when they end). */
+  settle(): void {
+    if (!this.results) this.running.delete(this);
+  }
+
+  async next(): Promise<IteratorResult<ExecutionResult>> {
+    try {
+      const step = await this.results!.next();
+      if (step.done) this.running.delete(this);
+      return step;
+    } catch (error) {
+      this.running.delete(this);
+      throw error;
+    }
+  }
+
+  async return(value?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.running.delete(this);
+    return (await this.results?.return?.(value)) ?? { done: true, value: undefined };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.running.delete(this);
+    if (this.results?.throw) return this.results.throw(error);
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
 
 const TOKEN_PARAMETER = `${TOKEN_QUERY_KEY}=`;
 
@@ -59,15 +117,18 @@ export function useGraphQLSseSingleConnection({
   services,
   perClient,
   connectMs,
+  maxOperations,
 }: {
   path: string;
   services: Services;
   perClient: number;
   connectMs: number;
+  /** Operations one reservation runs at once. */
+  maxOperations: number;
 }): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
-  /** Reservation token → who holds it, and the timer that drops it unless its stream opens. */
-  const reservations = new Map<string, { who: string; expiry?: NodeJS.Timeout }>();
+  /** Reservation token → who holds it, the timer that drops it unless its stream opens, its operations running. */
+  const reservations = new Map<string, { who: string; expiry?: NodeJS.Timeout; running: Set<Operation> }>();
   const held = new Map<string, number>();
   let handle: (request: Request) => Promise<Response>;
 
@@ -76,6 +137,7 @@ export function useGraphQLSseSingleConnection({
     if (!reservation) return;
     reservations.delete(token);
     clearTimeout(reservation.expiry);
+    for (const operation of reservation.running) void operation.return();
     const left = held.get(reservation.who)! - 1;
     if (left) held.set(reservation.who, left);
     else held.delete(reservation.who);
@@ -99,19 +161,29 @@ export function useGraphQLSseSingleConnection({
       return refusal('BUSY', `at most ${perClient} graphql-sse reservations at once: close a stream first`);
     const token = randomUUID();
     held.set(who, holding + 1);
-    reservations.set(token, { who, expiry: setTimeout(() => void drop(token), connectMs).unref() });
+    const expiry = setTimeout(() => void drop(token), connectMs).unref();
+    reservations.set(token, { who, expiry, running: new Set() });
     return token;
   };
 
   return {
     onYogaInit({ yoga }) {
+      const tokenOf = (req: { url: string; headers: { get(key: string): string | null | undefined } }) =>
+        req.headers.get(TOKEN_HEADER_KEY) ?? new URL(req.url).searchParams.get(TOKEN_QUERY_KEY) ?? '';
+      const streamEnded = { data: null, errors: [graphQLError('NOT_FOUND', 'graphql-sse stream not found')] };
       handle = createHandler<Record<string, unknown>>(
         {
-          authenticate: (req) =>
-            req.method === 'PUT'
-              ? reserve(req.raw)
-              : (req.headers.get(TOKEN_HEADER_KEY) ?? new URL(req.url).searchParams.get(TOKEN_QUERY_KEY) ?? ''),
+          authenticate: (req) => (req.method === 'PUT' ? reserve(req.raw) : tokenOf(req)),
           async onSubscribe(req, params) {
+            // graphql-sse calls this only for a token it knows, which it may still know while its stream is ending.
+            const running = reservations.get(tokenOf(req))?.running;
+            if (!running) return streamEnded;
+            if (running.size >= maxOperations)
+              return {
+                data: null,
+                errors: [graphQLError('BUSY', `at most ${maxOperations} operations per connection`)],
+              };
+            const counted = new Operation(running);
             const enveloped = yoga.getEnveloped({ ...serverContexts.get(req.raw), request: req.raw, params });
             try {
               const schema = enveloped.schema as GraphQLSchema;
@@ -127,12 +199,15 @@ export function useGraphQLSseSingleConnection({
                 variableValues: params.variables,
                 operationName: params.operationName,
               })) as ExecutionResult | AsyncIterable<ExecutionResult>;
+              if (isAsyncIterable(result)) return counted.follow(result) ?? streamEnded;
               // graphql-sse takes a result only with `data`: a refused subscription has none.
-              return isAsyncIterable(result) || 'data' in result ? result : { data: null, ...result };
+              return 'data' in result ? result : { data: null, ...result };
             } catch (error) {
               const masked = maskError(error, 'Unexpected error.');
               if (!AppError.is(error) && masked !== error) yoga.logger.error(error);
               return { data: null, errors: [masked as GraphQLError] };
+            } finally {
+              counted.settle();
             }
           },
         },
