@@ -2,20 +2,11 @@
  * A live feed whose client stops reading holds at most a read's worth of the messages its doorbells carried
  * (FEED_BATCH); the rest stay in the chat's mailbox, and the feed reads them from there once the client reads again.
  */
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_BATCH } from '../../src/services/chat/feeds.js';
 import type { Message } from '../../src/services/chat/chats.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-const heapAfterGc = () => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
+import { heapAfterGc } from '../support/heap.js';
 
 const MESSAGES = 1500;
 const TEXT_LENGTH = 8000; // 1,500 messages of 8,000 characters: about 12 MB if every ring were kept

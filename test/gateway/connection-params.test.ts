@@ -2,19 +2,10 @@
  * graphql-ws keeps a socket's `connection_init` payload for the socket's life; the gateway keeps only its
  * authorization, so a client cannot pin up to MAX_REQUEST_BYTES of it per socket.
  */
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from '../support/app.js';
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-const heapAfterGc = () => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
+import { heapAfterGc } from '../support/heap.js';
 
 const SOCKETS = 10;
 const JUNK = 800_000; // characters of an unread connection parameter per socket: 8 MB in all if kept
