@@ -88,6 +88,7 @@ const EnvSchema = z.object({
   CHAT_BACKLOG: intFrom(1, 10_000_000).default(10_000),
   MAX_MESSAGE_LENGTH: intFrom(1, 1_000_000).default(4000),
   MAX_CHAT_MEMBERS: intFrom(2, 100_000).default(1000),
+  MAX_USER_CHATS: intFrom(1, 1_000_000).default(1000),
   POLL_AUDIT_MS: intFrom(100, 3_600_000).default(30_000),
   WS_MAX_SUBSCRIPTIONS: intFrom(1, 10_000).default(50),
   WS_SEND_TIMEOUT_MS: intFrom(100, 600_000).default(10_000),
@@ -240,6 +241,8 @@ export interface Config {
     backlog: number;
     maxMessageLength: number;
     maxMembers: number;
+    /** The most chats one user is in: what their `chats` and all-chats feeds read and watch. */
+    maxUserChats: number;
   };
   /** The subscription poller: every watched head is read at least once per `auditMs` (the most a lost ring delays). */
   poll: { auditMs: number };
@@ -467,6 +470,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       backlog: e.CHAT_BACKLOG,
       maxMessageLength: e.MAX_MESSAGE_LENGTH,
       maxMembers: e.MAX_CHAT_MEMBERS,
+      maxUserChats: e.MAX_USER_CHATS,
     },
     poll: { auditMs: e.POLL_AUDIT_MS },
     websocket: {

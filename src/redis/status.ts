@@ -32,6 +32,8 @@ export const STATUS = {
   WRONG_DAY: -13,
   /** The object is leased to another holder, or the lease token given is not its live lease's (expired, released). */
   LEASED: -14,
+  /** The user is in the most chats a user may be (MAX_USER_CHATS). */
+  TOO_MANY_CHATS: -15,
 } as const;
 
 export type Status = (typeof STATUS)[keyof typeof STATUS];

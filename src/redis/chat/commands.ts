@@ -22,7 +22,7 @@ const leaveChatScript = script<number>('leaveChat');
 const markReadScript = script<number>('markRead');
 const readChatScript = script<(number | string)[]>('readChat');
 const chatStateScript = script<number[]>('chatState');
-const indexChatScript = script<0 | 1>('indexChat');
+const indexChatScript = script<number>('indexChat');
 const touchContactsScript = script<0 | 1>('touchContacts');
 const notifyScript = script<number>('notify');
 const scheduleMessageScript = script<0 | 1>('scheduleMessage');
@@ -305,10 +305,20 @@ export function chatCommands(redis: RedisClient, space: Keyspace, replicated: Re
       return { key: c.version, channel: c.bell };
     },
 
-    /** Adds chat `chatId` to, or removes it from, the index of `user`'s chats; whether the index changed. */
-    async indexChat(a: { user: string; op: 'add' | 'remove'; chatId: string }): Promise<boolean> {
+    /**
+     * Adds chat `chatId` to the index of `user`'s chats; whether the index changed. Refused (TOO_MANY_CHATS) when
+     * the index holds `maxChats` chats and not this one.
+     */
+    async indexChat(a: { user: string; chatId: string; maxChats: number }): Promise<boolean | Refused> {
       const u = k.user(a.user);
-      return (await indexChatScript(redis, [u.chats, u.chatsVersion], [a.op, a.chatId, u.bell])) === 1;
+      const reply = await indexChatScript(redis, [u.chats, u.chatsVersion], ['add', a.chatId, u.bell, a.maxChats]);
+      return reply < 0 ? refused(reply) : reply === 1;
+    },
+
+    /** Removes chat `chatId` from the index of `user`'s chats; whether the index changed. */
+    async unindexChat(a: { user: string; chatId: string }): Promise<boolean> {
+      const u = k.user(a.user);
+      return (await indexChatScript(redis, [u.chats, u.chatsVersion], ['remove', a.chatId, u.bell, 0])) === 1;
     },
 
     /** The chats in `user`'s index. */

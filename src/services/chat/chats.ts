@@ -7,7 +7,7 @@
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { AppError, badInput, forbidden, notFound } from '../../errors.js';
+import { AppError, badInput, conflict, forbidden, notFound } from '../../errors.js';
 import type { ChatCommands, ChatMessage, Sent } from '../../redis/chat/commands.js';
 import { isRefused, STATUS, type Refused } from '../../redis/status.js';
 import type { ContactService } from './contacts.js';
@@ -67,6 +67,7 @@ export interface ChatLimits {
   backlog: number;
   maxMessageLength: number;
   maxMembers: number;
+  maxUserChats: number;
 }
 
 export interface ChatDeps {
@@ -114,8 +115,14 @@ export function parseChatId({ chatId, argument = 'chatId' }: { chatId: string; a
   return chatId;
 }
 
-/** The error for a chat script's refusal: every status the chat's scripts return, in one place. */
-function refusal({ refused }: Refused, { chatId, user = '' }: { chatId: string; user?: string }): Error {
+/**
+ * The error for a chat script's refusal: every status the chat's scripts return, in one place. `user`: the member to
+ * remove, or the user to index; `actor`: who acts, and `maxChats`: MAX_USER_CHATS (for TOO_MANY_CHATS).
+ */
+function refusal(
+  { refused }: Refused,
+  { chatId, user = '', actor = '', maxChats = 0 }: { chatId: string; user?: string; actor?: string; maxChats?: number },
+): Error {
   switch (refused) {
     case STATUS.NOT_FOUND:
       return notFound(`chat ${chatId}`);
@@ -129,6 +136,12 @@ function refusal({ refused }: Refused, { chatId, user = '' }: { chatId: string; 
       return forbidden(`only the creator of chat ${chatId} removes members`);
     case STATUS.NO_SUCH_MEMBER:
       return notFound(`member "${user}" of chat ${chatId}`);
+    case STATUS.TOO_MANY_CHATS:
+      return conflict(
+        user === actor
+          ? `you are in ${maxChats} chats, the most a user may be: you must leave one first`
+          : `${user} is in ${maxChats} chats, the most a user may be: they must leave one first`,
+      );
     default:
       return new Error(`unexpected chat script status ${refused}`);
   }
@@ -202,7 +215,15 @@ export class ChatService {
     if (unknown.length > 0) throw notFound(`user "${unknown[0]}"`);
 
     const chatId = await this.commands.nextChatId();
-    await Promise.all([creator, ...members].map((user) => this.index({ user, op: 'add', chatId })));
+    const users = [creator, ...members];
+    const indexed = await Promise.allSettled(users.map((user) => this.index({ user, chatId, actor: creator })));
+    const failed = indexed.find((r) => r.status === 'rejected');
+    if (failed) {
+      // No chat has this id yet, so nobody joined it meanwhile: the entries written go as they are.
+      const written = users.filter((_, i) => indexed[i]!.status === 'fulfilled' && indexed[i]!.value);
+      await Promise.all(written.map((user) => this.commands.unindexChat({ user, chatId })));
+      throw failed.reason;
+    }
     const created = await this.commands.createChat({ chatId, creator, isPublic, text: text ?? '', members });
     if (isRefused(created)) throw new Error(`chat id ${chatId} was already taken`);
     await this.afterCommit('createChat', [
@@ -495,15 +516,28 @@ export class ChatService {
     return userText(text, argument, this.limits.maxMessageLength);
   }
 
-  private index(a: { user: string; op: 'add' | 'remove'; chatId: string }): Promise<boolean> {
-    return this.commands.indexChat(a);
+  /**
+   * Adds a chat to `user`'s index, the step before the chat's own write; whether the index changed. Past
+   * MAX_USER_CHATS it writes nothing and throws CONFLICT (`actor`: who acts, named "you" when it is `user`).
+   */
+  private async index({ user, chatId, actor }: { user: string; chatId: string; actor: string }): Promise<boolean> {
+    const maxChats = this.limits.maxUserChats;
+    const indexed = await this.commands.indexChat({ user, chatId, maxChats });
+    if (isRefused(indexed)) throw refusal(indexed, { chatId, user, actor, maxChats });
+    return indexed;
   }
 
-  /** Removes a chat from the user's index, then puts it back if a concurrent add or join made them a member. */
+  /**
+   * Removes a chat from the user's index, then puts it back if a concurrent add or join made them a member. Past
+   * MAX_USER_CHATS (another add took the entry's place meanwhile) it stays out: the bound holds, and the member
+   * still reads the chat by its id, or leaves it.
+   */
   private async unindex({ user, chatId }: { user: string; chatId: string }): Promise<void> {
-    if (!(await this.index({ user, op: 'remove', chatId }))) return;
+    if (!(await this.commands.unindexChat({ user, chatId }))) return;
     const [state] = await this.states(user, { chatIds: [chatId] });
-    if (state?.readUpTo !== null && state?.readUpTo !== undefined) await this.index({ user, op: 'add', chatId });
+    if (state?.readUpTo === null || state?.readUpTo === undefined) return;
+    const back = await this.commands.indexChat({ user, chatId, maxChats: this.limits.maxUserChats });
+    if (isRefused(back)) this.log.warn({ user, chatId }, 'a member left out of their full index of chats');
   }
 
   /** Waits for the best-effort work that follows a committed write; logs its failures instead of throwing. */
@@ -515,9 +549,12 @@ export class ChatService {
     }
   }
 
-  /** Index first, then the chat; undoes the index entry it wrote if the chat refuses. Returns whether added. */
+  /**
+   * Index first (refused past MAX_USER_CHATS, before anything is written), then the chat; undoes the index entry it
+   * wrote if the chat refuses. Returns whether added.
+   */
   private async enter({ chatId, user, by }: { chatId: string; user: string; by: string }): Promise<boolean> {
-    const indexed = await this.index({ user, op: 'add', chatId });
+    const indexed = await this.index({ user, chatId, actor: by || user });
     const joined = await this.commands.joinChat({ chatId, user, by, maxMembers: this.limits.maxMembers });
     if (!isRefused(joined)) return joined.added;
     if (indexed) await this.unindex({ user, chatId });
