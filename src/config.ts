@@ -128,6 +128,7 @@ const EnvSchema = z.object({
   LOG_POLL_MS: intFrom(10, 600_000).default(1000),
   UPLOAD_MAX_BYTES: intFrom(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   LOGS_HELD_MAX_BYTES: intFrom(1024, 16 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+  LOG_UPLOAD_DEADLINE_MS: intFrom(100, 86_400_000).default(600_000),
 
   SEARCH_SHARDS: intFrom(1, 256).default(4),
   SEARCH_TITLE_WEIGHT: intFrom(1, 100).default(2),
@@ -320,6 +321,11 @@ export interface Config {
     uploadMaxBytes: number;
     /** Uploads waiting in Redis may hold at most this many bytes together; past it, uploads are BUSY. */
     heldMaxBytes: number;
+    /**
+     * An upload not announced to the processors this long after it started is taken for one whose uploader died:
+     * processor 1 fails it, giving its bytes back.
+     */
+    uploadDeadlineMs: number;
   };
   search: {
     /** Index shards (hash tags); set once: documents placed under one count are not found under another. */
@@ -507,6 +513,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       pollMs: e.LOG_POLL_MS,
       uploadMaxBytes: e.UPLOAD_MAX_BYTES,
       heldMaxBytes: e.LOGS_HELD_MAX_BYTES,
+      uploadDeadlineMs: e.LOG_UPLOAD_DEADLINE_MS,
     },
     search: {
       shards: e.SEARCH_SHARDS,

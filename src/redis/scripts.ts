@@ -56,7 +56,7 @@ export function defineScripts(client: Redis | Cluster): void {
   for (const { name, numberOfKeys, lua } of SCRIPTS.values()) client.defineCommand(name, { numberOfKeys, lua });
 }
 
-type Arg = string | number;
+type Arg = string | number | Buffer;
 type Runner = Record<string, (...args: Arg[]) => Promise<unknown>>;
 /** Replies as strings, as ioredis's defined commands give them. */
 const UTF8 = { replyEncoding: 'utf8' as const };

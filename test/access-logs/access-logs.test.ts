@@ -2,7 +2,8 @@
  * Access-log analytics end to end: a generated gzip log of 100,000 lines uploaded over GraphQL (multipart),
  * processed by 3 processors in a worker, gives exactly the counts computed here line by line; a second upload of
  * the same day doubles them; malformed lines are reported; the file leaves Redis, also when the last share's release
- * failed once (the repeat releases it, one notification); admins only; size bounds.
+ * failed once (the repeat releases it, one notification); an upload whose uploader died before announcing it is
+ * failed past its deadline, giving its bytes back; admins only; size bounds.
  */
 import { gzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -255,6 +256,70 @@ describe('access-log analytics', () => {
     expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['20', 'DONE']);
     expect(Number(await idle.redis.get(k.held))).toBe(0);
     expect((await reports()).map((n) => n.data.upload).sort()).toEqual([first, id].sort());
+  });
+
+  it('fails an upload whose uploader died before announcing it once its deadline passed: its bytes come back', async () => {
+    // The bound holds one of these uploads at a time: the abandoned one makes the next BUSY until it is failed.
+    const idle = await startTestApp({
+      LOG_PROCESSORS: '2',
+      UPLOAD_MAX_BYTES: '1024',
+      LOGS_HELD_MAX_BYTES: '1024',
+      LOG_UPLOAD_DEADLINE_MS: '200',
+      ADMIN_USERS: 'boss',
+    });
+    const boss = (await idle.signUp('boss')).token;
+    const service = idle.app.services.accessLogs;
+    const commands = (service as unknown as { commands: AccessLogCommands }).commands;
+    const k = keysOf(idle.config.keyPrefix).accessLogs();
+    const log = Buffer.from(Array.from({ length: 20 }, (_, i) => `10.0.0.${i} 2026-11-24 10:00:00 view`).join('\n'));
+    expect(log.length).toBeGreaterThan(512);
+
+    // An upload whose file stops coming after its first chunk, as when its process dies mid-upload (the stream is
+    // resumed at the end: a process that was only slow).
+    let id = '';
+    const reserve = commands.uploadAccessLog.bind(commands);
+    commands.uploadAccessLog = (a) => ((id = a.id), reserve(a));
+    let resume!: () => void;
+    const resumed = new Promise<void>((r) => (resume = r));
+    let started = false;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!started) {
+          started = true;
+          return controller.enqueue(log.subarray(0, 100));
+        }
+        await resumed;
+        controller.enqueue(log.subarray(100));
+        controller.close();
+      },
+    });
+    const file = { name: 'dying.log', size: log.length, stream: () => stream } as unknown as File;
+    const dying = service.upload('boss', { file });
+    expect(await eventually(async () => id !== '' && (await idle.redis.strlen(k.upload(id).data)) === 100)).toBe(true);
+    commands.uploadAccessLog = reserve;
+    expect(Number(await idle.redis.get(k.held))).toBe(log.length);
+    expect((await upload(idle, boss, 'next.log', log)).errors?.[0]?.extensions?.code).toBe('BUSY');
+
+    // Processor 1's poll fails it once its deadline has passed, as a failed upload is failed.
+    const failed = async () => {
+      await service.processPending({ share: 1 });
+      return (await idle.redis.hget(k.upload(id).record, 'status')) === 'FAILED';
+    };
+    expect(await eventually(failed)).toBe(true);
+    expect(Number(await idle.redis.get(k.held))).toBe(0);
+    expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
+    expect(await idle.redis.pttl(k.upload(id).record)).toBeGreaterThan(0);
+
+    // The bytes were given back: the next upload fits, and once announced it is no longer watched.
+    const next = await upload(idle, boss, 'next.log', log);
+    expect(next.errors).toBeUndefined();
+    expect(await idle.redis.zcard(k.unannounced)).toBe(0);
+    // The first uploader, only slow, writes nothing more and fails.
+    resume();
+    await expect(dying).rejects.toThrow('failed as abandoned');
+    expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
+    expect(await idle.redis.hget(k.upload(id).record, 'status')).toBe('FAILED');
+    expect(Number(await idle.redis.get(k.held))).toBe(log.length); // the next upload's
   });
 
   it('is for admins; refuses an oversized file before storing it, and BUSY past the bytes held', async () => {

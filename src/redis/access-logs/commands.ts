@@ -11,7 +11,10 @@ import { STATUS } from '../status.js';
 import { accessLogKeys } from './keys.js';
 
 const uploadAccessLogScript = script<0 | 1>('uploadAccessLog');
+const appendUploadScript = script<0 | 1>('appendUpload');
+const markProcessingScript = script<0 | 1>('markProcessing');
 const releaseUploadScript = script<0 | 1>('releaseUpload');
+const failAbandonedUploadScript = script<0 | 1>('failAbandonedUpload');
 const finishShareScript = script<number[]>('finishShare');
 
 export type AccessLogCommands = ReturnType<typeof accessLogCommands>;
@@ -32,7 +35,10 @@ export function accessLogCommands(redis: RedisClient, space: Keyspace) {
       return (await redis.set(logs.chat, a.chatId, 'NX')) !== null;
     },
 
-    /** Records upload `id` and reserves its bytes under `heldMax`; false when it would pass the bound (nothing written). */
+    /**
+     * Records upload `id` and reserves its bytes under `heldMax`, to be announced by `deadline` (ms; past it, the
+     * uploader is taken for dead); false when it would pass the bound (nothing written).
+     */
     async uploadAccessLog(a: {
       id: string;
       bytes: number;
@@ -41,23 +47,48 @@ export function accessLogCommands(redis: RedisClient, space: Keyspace) {
       uploader: string;
       processors: number;
       now: number;
+      deadline: number;
     }): Promise<boolean> {
       const reply = await uploadAccessLogScript(
         redis,
-        [logs.held, logs.upload(a.id).record],
-        [a.bytes, a.heldMax, a.filename, a.uploader, a.processors, a.now],
+        [logs.held, logs.upload(a.id).record, logs.unannounced],
+        [a.bytes, a.heldMax, a.filename, a.uploader, a.processors, a.now, a.id, a.deadline],
       );
       return reply === 1;
     },
 
-    /** Appends `chunk` to the file of upload `id`. */
-    async appendUpload(a: { id: string; chunk: Uint8Array }): Promise<void> {
-      await redis.append(logs.upload(a.id).data, Buffer.from(a.chunk));
+    /** Appends `chunk` to the file of upload `id`; false when it is no longer being stored (nothing written). */
+    async appendUpload(a: { id: string; chunk: Uint8Array }): Promise<boolean> {
+      const u = logs.upload(a.id);
+      return (await appendUploadScript(redis, [u.record, u.data], [Buffer.from(a.chunk)])) === 1;
     },
 
-    /** Hands upload `id`, stored whole, to the processors. */
-    async markProcessing(a: { id: string }): Promise<void> {
-      await redis.hset(logs.upload(a.id).record, 'status', 'PROCESSING');
+    /** Hands upload `id`, stored whole, to the processors; false when it is no longer being stored. */
+    async markProcessing(a: { id: string }): Promise<boolean> {
+      return (await markProcessingScript(redis, [logs.upload(a.id).record], [])) === 1;
+    },
+
+    /**
+     * Upload `id` was announced to the processors: its uploader's death no longer fails it. False when it had been
+     * failed as abandoned already (its uploader was slower than its deadline).
+     */
+    async announced(a: { id: string }): Promise<boolean> {
+      return (await redis.zrem(logs.unannounced, a.id)) === 1;
+    },
+
+    /** Uploads whose uploader had to announce them by `now` and did not (died), at most `limit`. */
+    abandonedUploads(a: { now: number; limit: number }): Promise<string[]> {
+      return redis.zrangebyscore(logs.unannounced, '-inf', a.now, 'LIMIT', 0, a.limit);
+    },
+
+    /**
+     * Upload `id`, unannounced past its deadline by `now`, leaves Redis as a failed upload does (releaseUpload with
+     * FAILED); whether this call failed it (false when it was announced or released meanwhile, or is not late).
+     */
+    async failAbandonedUpload(a: { id: string; now: number; keptMs: number }): Promise<boolean> {
+      const u = logs.upload(a.id);
+      const keys = [logs.held, u.record, u.data, u.shares, logs.unannounced];
+      return (await failAbandonedUploadScript(redis, keys, [a.id, a.now, a.keptMs])) === 1;
     },
 
     /** Up to `length` bytes of upload `id`'s file from `offset`; empty past its end. */
@@ -89,7 +120,8 @@ export function accessLogCommands(redis: RedisClient, space: Keyspace) {
      */
     async releaseUpload(a: { id: string; status: 'DONE' | 'FAILED'; keptMs: number }): Promise<boolean> {
       const u = logs.upload(a.id);
-      return (await releaseUploadScript(redis, [logs.held, u.record, u.data, u.shares], [a.status, a.keptMs])) === 1;
+      const keys = [logs.held, u.record, u.data, u.shares, logs.unannounced];
+      return (await releaseUploadScript(redis, keys, [a.id, a.status, a.keptMs])) === 1;
     },
 
     /**

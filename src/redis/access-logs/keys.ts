@@ -11,6 +11,8 @@ export function accessLogKeys({ key }: Keyspace) {
       held: a('held'),
       /** string: the id of the chat that announces uploads to the processors */
       chat: a('chat'),
+      /** sorted set: upload id → the time (ms) by which its uploader announces it; past it, the uploader is dead */
+      unannounced: a('unannounced'),
       upload: (id: string) => ({
         /** hash: filename, bytes, uploader, processors, createdAt, status, lines, errors */
         record: a('up', id),

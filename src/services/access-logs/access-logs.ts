@@ -41,6 +41,7 @@ export interface AccessLogOptions {
   processors: number;
   uploadMaxBytes: number;
   heldMaxBytes: number;
+  uploadDeadlineMs: number;
 }
 
 export interface AccessLogDeps {
@@ -62,6 +63,8 @@ const RECORD_KEPT_MS = 7 * 24 * 3600 * 1000;
 const LOCATING = { name: CITY_DATA_LOCK, mode: 'read', leaseMs: 30_000 } as const;
 /** Announcements a processor reads at a time. */
 const ANNOUNCEMENTS_BATCH = 10;
+/** Abandoned uploads processor 1 looks for at a time. */
+const ABANDONED_BATCH = 100;
 
 function isDay(day: string): boolean {
   return DAY.test(day) && !Number.isNaN(Date.parse(`${day}T00:00:00Z`));
@@ -116,6 +119,7 @@ export class AccessLogService {
     const chatId = await this.processingChat();
     const id = randomBytes(9).toString('base64url');
     const filename = file.name.slice(0, 200) || 'access.log';
+    const now = Date.now();
     const reserved = await this.commands.uploadAccessLog({
       id,
       bytes: file.size,
@@ -123,14 +127,19 @@ export class AccessLogService {
       filename,
       uploader,
       processors: this.options.processors,
-      now: Date.now(),
+      now,
+      deadline: now + this.options.uploadDeadlineMs,
     });
     if (!reserved) throw new AppError('BUSY', 'uploads waiting to be processed hold too much already; try again later');
+    // Past the deadline processor 1 fails the upload as abandoned (this process taken for dead): then nothing more is
+    // written, and the upload fails here too.
+    const late = () => new Error(`upload ${id} was not announced within its deadline: failed as abandoned`);
     try {
       for await (const chunk of file.stream() as unknown as AsyncIterable<Uint8Array>)
-        await this.commands.appendUpload({ id, chunk });
-      await this.commands.markProcessing({ id });
+        if (!(await this.commands.appendUpload({ id, chunk }))) throw late();
+      if (!(await this.commands.markProcessing({ id }))) throw late();
       await this.chats.sendMessage(`${SYSTEM_PREFIX}1`, { chatId, text: JSON.stringify({ upload: id }) });
+      if (!(await this.commands.announced({ id }))) throw late();
     } catch (err) {
       await this.commands.releaseUpload({ id, status: 'FAILED', keptMs: RECORD_KEPT_MS }).catch(() => undefined);
       throw err;
@@ -155,8 +164,12 @@ export class AccessLogService {
     return this.commands.visits({ day, level, limit: first });
   }
 
-  /** Processor `share` (1..N): handles every upload announced since its read position, until `signal` aborts. */
+  /**
+   * Processor `share` (1..N): handles every upload announced since its read position, until `signal` aborts.
+   * Processor 1 first fails the uploads whose uploaders died before announcing them.
+   */
   async processPending({ share, signal }: { share: number; signal?: AbortSignal }): Promise<void> {
+    if (share === 1) await this.failAbandoned();
     const chatId = await this.commands.processingChat();
     if (!chatId) return;
     const me = `${SYSTEM_PREFIX}${share}`;
@@ -174,6 +187,18 @@ export class AccessLogService {
         }
         await this.chats.markRead(me, { chatId, upTo: message.id });
       }
+    }
+  }
+
+  /** Uploads not announced by their deadline leave Redis as failed uploads do, giving their bytes back. */
+  private async failAbandoned(): Promise<void> {
+    const now = Date.now();
+    for (;;) {
+      const ids = await this.commands.abandonedUploads({ now, limit: ABANDONED_BATCH });
+      for (const id of ids)
+        if (await this.commands.failAbandonedUpload({ id, now, keptMs: RECORD_KEPT_MS }))
+          this.log.warn({ upload: id }, 'access log upload failed: its uploader did not announce it in time');
+      if (ids.length < ABANDONED_BATCH) return;
     }
   }
 
