@@ -3,7 +3,8 @@
  * processed by 3 processors in a worker, gives exactly the counts computed here line by line; a second upload of
  * the same day doubles them; malformed lines are reported; the file leaves Redis, also when the last share's release
  * failed once (the repeat releases it, one notification); an upload whose uploader died before announcing it is
- * failed past its deadline, giving its bytes back; admins only; size bounds.
+ * failed past its deadline, giving its bytes back; a share finished after the release counts nothing; admins only;
+ * size bounds.
  */
 import { gzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -256,6 +257,25 @@ describe('access-log analytics', () => {
     expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['20', 'DONE']);
     expect(Number(await idle.redis.get(k.held))).toBe(0);
     expect((await reports()).map((n) => n.data.upload).sort()).toEqual([first, id].sort());
+  });
+
+  it('counts nothing for a share finished after the upload was released (a processor that read it PROCESSING)', async () => {
+    const idle = await startTestApp({ LOG_PROCESSORS: '2', ADMIN_USERS: 'boss' });
+    const boss = (await idle.signUp('boss')).token;
+    const commands = (idle.app.services.accessLogs as unknown as { commands: AccessLogCommands }).commands;
+    const k = keysOf(idle.config.keyPrefix).accessLogs();
+    const day = '2026-11-25';
+    const log = Array.from({ length: 10 }, (_, i) => `10.0.0.${i} ${day} 10:00:00 view`).join('\n');
+    const id = (await upload(idle, boss, 'released.log', Buffer.from(log))).data!.uploadAccessLog.id;
+    const share = { id, lines: 5, errors: 0, visits: [{ day, level: 'COUNTRY', counts: new Map([['unknown', 5]]) }] };
+    expect(await commands.finishShare({ ...share, share: 1 })).toEqual({ status: 'counted' });
+    // Released (failed, or done by the last share) while processor 1 repeats its share, having read it PROCESSING.
+    expect(await commands.releaseUpload({ id, status: 'FAILED', keptMs: 60_000 })).toBe(true);
+    expect(await commands.finishShare({ ...share, share: 1 })).toEqual({ status: 'notProcessing' });
+    expect(await commands.finishShare({ ...share, share: 2 })).toEqual({ status: 'notProcessing' });
+    expect(await idle.redis.exists(k.upload(id).shares)).toBe(0);
+    expect(await idle.redis.hmget(k.upload(id).record, 'lines', 'status')).toEqual(['5', 'FAILED']);
+    expect(await idle.redis.zscore(k.visits(day, 'COUNTRY'), 'unknown')).toBe('5');
   });
 
   it('fails an upload whose uploader died before announcing it once its deadline passed: its bytes come back', async () => {

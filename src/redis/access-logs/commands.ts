@@ -7,7 +7,6 @@ import type { RedisClient } from '../clients.js';
 import type { Keyspace } from '../keys.js';
 import { pairs } from '../replies.js';
 import { script } from '../scripts.js';
-import { STATUS } from '../status.js';
 import { accessLogKeys } from './keys.js';
 
 const uploadAccessLogScript = script<0 | 1>('uploadAccessLog');
@@ -20,7 +19,7 @@ const finishShareScript = script<number[]>('finishShare');
 export type AccessLogCommands = ReturnType<typeof accessLogCommands>;
 
 export type ShareOutcome =
-  { status: 'counted' | 'before' | 'missing' } | { status: 'last'; lines: number; errors: number };
+  { status: 'counted' | 'before' | 'notProcessing' } | { status: 'last'; lines: number; errors: number };
 
 export function accessLogCommands(redis: RedisClient, space: Keyspace) {
   const logs = accessLogKeys(space).accessLogs();
@@ -127,6 +126,7 @@ export function accessLogCommands(redis: RedisClient, space: Keyspace) {
     /**
      * Counts share `share` of upload `id` once: its line and error counts, and its visits by day and level. 'last'
      * (with the totals) whenever every share is done, also for a share counted before: the caller releases the upload.
+     * 'notProcessing' (nothing counted) when the upload is not PROCESSING: gone, or released meanwhile.
      */
     async finishShare(a: {
       id: string;
@@ -140,7 +140,7 @@ export function accessLogCommands(redis: RedisClient, space: Keyspace) {
       const args = [a.share, a.lines, a.errors, JSON.stringify(a.visits.map((v) => Object.fromEntries(v.counts)))];
       const [status, lines, errors] = await finishShareScript(redis, keys, args);
       if (status === 2) return { status: 'last', lines: lines!, errors: errors! };
-      return { status: status === 1 ? 'counted' : status === STATUS.NOT_FOUND ? 'missing' : 'before' };
+      return { status: status === 1 ? 'counted' : status === 3 ? 'notProcessing' : 'before' };
     },
 
     /** The places visited most on `day` at `level`, most first, at most `limit`. */
