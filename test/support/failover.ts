@@ -20,9 +20,17 @@ export const sentinelEnv = (group: SentinelGroup, env: Record<string, string> = 
  * machine a plain SIGKILL of the master loses nothing: a replica's socket already holds every write.)
  */
 export async function cutReplicas(master: RedisProcess, replicas: RedisProcess[]): Promise<() => void> {
-  for (const replica of replicas) replica.child.kill('SIGSTOP');
   const direct = new Redis({ port: master.port, host: '127.0.0.1' });
   try {
+    // A replica cut off just before (the test before) takes up to a second or so to link again: wait for every link.
+    const deadline = Date.now() + 20_000;
+    const online = async () => ((await direct.info('replication')).match(/^slave\d+:.*state=online/gm) ?? []).length;
+    while ((await online()) < replicas.length) {
+      if (Date.now() > deadline)
+        throw new Error(`the master has ${await online()} replicas online, not ${replicas.length}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (const replica of replicas) replica.child.kill('SIGSTOP');
     const cut = Number(await direct.call('CLIENT', 'KILL', 'TYPE', 'replica'));
     if (cut !== replicas.length)
       throw new Error(`CLIENT KILL TYPE replica closed ${cut} links, not ${replicas.length}`);
