@@ -24,6 +24,15 @@ import { eventually, startTestApp, uniqueName, type TestApp } from '../support/a
 const UPLOAD = 'mutation($f: File!) { uploadAccessLog(file: $f) { id filename bytes status } }';
 const VISITS = 'query($d: String!, $l: GeoLevel) { dailyVisits(day: $d, level: $l, first: 1000) { place count } }';
 
+/** An app of its own with two processors and `env`, its admin's token, and the access-log service's commands. */
+async function processorsApp(env: Record<string, string> = {}) {
+  const idle = await startTestApp({ LOG_PROCESSORS: '2', ADMIN_USERS: 'boss', ...env });
+  const boss = (await idle.signUp('boss')).token;
+  const service = idle.app.services.accessLogs;
+  const commands = (service as unknown as { commands: AccessLogCommands }).commands;
+  return { idle, boss, service, commands };
+}
+
 let t: TestApp;
 let worker: Worker;
 let admin: string;
@@ -198,15 +207,10 @@ describe('access-log analytics', () => {
 
   it('releases an upload whose last share was counted but not released, when that share is repeated; notifies once', async () => {
     // The bound holds one of these uploads at a time: an upload left held would make the next one BUSY.
-    const idle = await startTestApp({
-      LOG_PROCESSORS: '2',
+    const { idle, boss, service, commands } = await processorsApp({
       UPLOAD_MAX_BYTES: '1024',
       LOGS_HELD_MAX_BYTES: '1024',
-      ADMIN_USERS: 'boss',
     });
-    const boss = (await idle.signUp('boss')).token;
-    const service = idle.app.services.accessLogs;
-    const commands = (service as unknown as { commands: AccessLogCommands }).commands;
     const processShare = (id: string, share: number) =>
       (service as unknown as { processShare(a: { id: string; share: number }): Promise<void> }).processShare({
         id,
@@ -260,9 +264,7 @@ describe('access-log analytics', () => {
   });
 
   it('counts nothing for a share finished after the upload was released (a processor that read it PROCESSING)', async () => {
-    const idle = await startTestApp({ LOG_PROCESSORS: '2', ADMIN_USERS: 'boss' });
-    const boss = (await idle.signUp('boss')).token;
-    const commands = (idle.app.services.accessLogs as unknown as { commands: AccessLogCommands }).commands;
+    const { idle, boss, commands } = await processorsApp();
     const k = keysOf(idle.config.keyPrefix).accessLogs();
     const day = '2026-11-25';
     const log = Array.from({ length: 10 }, (_, i) => `10.0.0.${i} ${day} 10:00:00 view`).join('\n');
@@ -280,16 +282,11 @@ describe('access-log analytics', () => {
 
   it('fails an upload whose uploader died before announcing it once its deadline passed: its bytes come back', async () => {
     // The bound holds one of these uploads at a time: the abandoned one makes the next BUSY until it is failed.
-    const idle = await startTestApp({
-      LOG_PROCESSORS: '2',
+    const { idle, boss, service, commands } = await processorsApp({
       UPLOAD_MAX_BYTES: '1024',
       LOGS_HELD_MAX_BYTES: '1024',
       LOG_UPLOAD_DEADLINE_MS: '200',
-      ADMIN_USERS: 'boss',
     });
-    const boss = (await idle.signUp('boss')).token;
-    const service = idle.app.services.accessLogs;
-    const commands = (service as unknown as { commands: AccessLogCommands }).commands;
     const k = keysOf(idle.config.keyPrefix).accessLogs();
     const log = Buffer.from(Array.from({ length: 20 }, (_, i) => `10.0.0.${i} 2026-11-24 10:00:00 view`).join('\n'));
     expect(log.length).toBeGreaterThan(512);
