@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { LogForward, createLogger } from '../../src/logger.js';
 import type { RedisClient } from '../../src/redis/clients.js';
+import type { TelemetryCommands } from '../../src/redis/telemetry/commands.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { hourStart } from '../../src/services/shared/clock.js';
 import { gatewayLogSink } from '../../src/services/telemetry/logs.js';
@@ -76,6 +77,49 @@ describe('counters', () => {
       await offline.close();
     },
   );
+
+  /** The counters' Redis door, whose steps a test puts another process's step between. */
+  const doorOf = (s: Services) => (s.counters as unknown as { commands: TelemetryCommands }).commands;
+
+  it("keeps a name the cleaner dropped between a flush's admission and its write: the flush admits it again", async () => {
+    const name = uniqueName('raced');
+    const commands = doorOf(t.app.services);
+    const addCounts = commands.addCounts.bind(commands);
+    // The cleaner (another process) runs once the flush has admitted the name and before it writes the counts.
+    commands.addCounts = async (a) => {
+      if (a.name === name) await services.counters.clean({ now: Date.now() });
+      return addCounts(a);
+    };
+    try {
+      t.app.services.counters.add({ name, count: 2 });
+      await t.app.services.counters.flush();
+    } finally {
+      commands.addCounts = addCounts;
+    }
+    expect(await services.counters.list()).toContain(name);
+  });
+
+  it('keeps a name whose counts a flush wrote while the cleaner dropped it: the cleaner admits it again', async () => {
+    const name = uniqueName('raced');
+    const commands = doorOf(services);
+    // A flush admitted the name and has not written its counts yet: the cleaner finds it empty.
+    await commands.admitCounterNames({ max: t.config.metrics.namesMax, reserved: 0, names: [name] });
+    const drop = commands.dropCounterName.bind(commands);
+    // Before the cleaner's drop, the flush writes its counts and admits the name again.
+    commands.dropCounterName = async (a) => {
+      if (a.name === name) {
+        t.app.services.counters.add({ name, count: 2 });
+        await t.app.services.counters.flush();
+      }
+      return drop(a);
+    };
+    try {
+      await services.counters.clean({ now: Date.now() });
+    } finally {
+      commands.dropCounterName = drop;
+    }
+    expect(await services.counters.list()).toContain(name);
+  });
 });
 
 describe('statistics', () => {

@@ -83,13 +83,7 @@ export class CounterService {
     try {
       // Every flush admits its names again: a cleaner that just dropped one as empty learns of it again.
       // OTHER always: refused names' counts go there.
-      const reserved = RESERVED.filter((n) => n === OTHER || pending.has(n));
-      const names = [...reserved, ...[...pending.keys()].filter((n) => !RESERVED.includes(n))];
-      const { admitted, size } = await this.commands.admitCounterNames({
-        max: this.namesMax,
-        reserved: reserved.length,
-        names,
-      });
+      const { names, admitted, size } = await this.admit([OTHER, ...pending.keys()]);
       if (this.known.size > this.namesMax + RESERVED.length) this.known.clear();
       names.forEach((name, i) => (admitted[i] ? this.known.add(name) : refused.add(name)));
       this.full = size >= this.namesMax;
@@ -112,7 +106,28 @@ export class CounterService {
         for (const [second, count] of bySecond) this.add({ name, count, at: second * 1000 });
       throw err;
     }
+    // Admitted again now that the counts are written: the registry and the counts are on different slots, and a
+    // cleaner (another process) may have dropped a name it found empty between the admission and the write. Outside
+    // the try (written counts are never queued again) and without failing the flush (its refusals are still to be
+    // told): a failure here leaves open only that window, until the name is counted again.
+    await this.admit(pending.keys()).catch(() => undefined);
     return refused;
+  }
+
+  /**
+   * Admits `names` to the registry, RESERVED ones first (always admitted, however full): the names in the order
+   * asked, whether each was admitted, and the registry's size.
+   */
+  private async admit(names: Iterable<string>): Promise<{ names: string[]; admitted: boolean[]; size: number }> {
+    const all = new Set(names);
+    const reserved = RESERVED.filter((n) => all.has(n));
+    const ordered = [...reserved, ...[...all].filter((n) => !RESERVED.includes(n))];
+    const { admitted, size } = await this.commands.admitCounterNames({
+      max: this.namesMax,
+      reserved: reserved.length,
+      names: ordered,
+    });
+    return { names: ordered, admitted, size };
   }
 
   /** The names of the counters. */
@@ -154,16 +169,21 @@ export class CounterService {
   }: { sampleCount?: number; now?: number } = {}): Promise<number> {
     const nowSeconds = Math.floor(now / 1000);
     let dropped = 0;
+    const samplesLeft = async (name: string) =>
+      (
+        await Promise.all(
+          PRECISIONS.map((precision) =>
+            this.commands.cleanCounter({ name, precision, cutoff: nowSeconds - sampleCount * precision }),
+          ),
+        )
+      ).some((n) => n > 0);
     for (const name of await this.list()) {
-      const left = await Promise.all(
-        PRECISIONS.map((precision) =>
-          this.commands.cleanCounter({ name, precision, cutoff: nowSeconds - sampleCount * precision }),
-        ),
-      );
-      if (left.every((n) => n === 0)) {
-        await this.commands.dropCounterName({ name });
-        dropped++;
-      }
+      if (await samplesLeft(name)) continue;
+      await this.commands.dropCounterName({ name });
+      // A flush (another process) may have written counts since they were read: then the name goes back, as that
+      // flush's own second admission may have come before this drop.
+      if (await samplesLeft(name)) await this.admit([name]);
+      else dropped++;
     }
     return dropped;
   }
