@@ -188,6 +188,7 @@ export function createGatewayYoga({
         perClient: config.limits.sseReservationsPerClient,
         connectMs: config.limits.sseReservationConnectMs,
         maxOperations: config.websocket.maxSubscriptions,
+        maxBodyBytes: config.limits.requestBytes,
       }),
     ],
   });

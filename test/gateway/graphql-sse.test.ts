@@ -4,6 +4,7 @@
  * delivers, a refusal is the operation's result, a revoked token ends the subscription, and reservations are bounded,
  * as are the operations one runs (raw requests).
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, requestLog, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
 import { CREATE_CHAT, MESSAGE_ADDED, SEND } from '../support/chats.js';
@@ -93,8 +94,8 @@ describe('operations over a reserved stream past the rate limit', () => {
 });
 
 /** A reservation's stream, opened with fetch: the operations' results and completions, by operation id. */
-async function openStream(reservation: string) {
-  const response = await fetch(t.url, {
+async function openStream(reservation: string, app: TestApp = t) {
+  const response = await fetch(app.url, {
     headers: { accept: 'text/event-stream', 'x-graphql-event-stream-token': reservation },
   });
   expect(response.status).toBe(200);
@@ -166,6 +167,83 @@ describe('operations on one reservation', () => {
     expect(await eventually(() => Promise.resolve(stream.results('5').length === 1))).toBe(true);
     expect(texts(stream.results('5'))).toEqual(['for the one accepted after']);
     await stream.close();
+  });
+});
+
+/** A reservation of `token`'s user (or anonymous) on `app`, its stream open, and a POST of one operation on it. */
+async function reservedOn(app: TestApp, token?: string) {
+  const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const reserved = await fetch(app.url, { method: 'PUT', headers: auth });
+  expect(reserved.status).toBe(201);
+  const reservation = await reserved.text();
+  const stream = await openStream(reservation, app);
+  const headers = { ...auth, 'content-type': 'application/json', 'x-graphql-event-stream-token': reservation };
+  const post = async (operationId: string, body: Record<string, unknown>) =>
+    (
+      await fetch(app.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ ...body, extensions: { operationId, ...(body.extensions as object) } }),
+      })
+    ).status;
+  /** The operation's first result, once it completed. */
+  const resultOf = async (id: string) => {
+    expect(await eventually(() => Promise.resolve(stream.completed.has(id)))).toBe(true);
+    return stream.results(id)[0];
+  };
+  return { headers, post, resultOf, close: () => stream.close() };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+describe('an operation over a reserved stream is held to what yoga checks before parsing', () => {
+  it('a hash sent with a query must be its hash: nothing is stored under another document’s', async () => {
+    const { token } = await t.signUp();
+    const me = 'query Me { me { username } }';
+    const hash = sha256(me);
+    const on = await reservedOn(t);
+    const other = {
+      query: 'query Me { __typename }',
+      extensions: { persistedQuery: { version: 1, sha256Hash: hash } },
+    };
+    expect(await on.post('poison', other)).toBe(202);
+    expect((await on.resultOf('poison'))?.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+    // A client sending the hash alone is not answered with the other document.
+    const byHash = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ operationName: 'Me', extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }),
+    });
+    const body = (await byHash.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+    expect(body.data).toBeUndefined();
+    expect(body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    await on.close();
+  });
+
+  it('with PERSISTED_ONLY=on, a whole document runs for an admin only', async () => {
+    const only = await startTestApp({ PERSISTED_ONLY: 'on' });
+    const on = await reservedOn(only);
+    expect(await on.post('whole', { query: '{ __typename }' })).toBe(202);
+    expect((await on.resultOf('whole'))?.errors?.[0]?.extensions).toMatchObject({ code: 'PERSISTED_QUERY_ONLY' });
+    await on.close();
+  });
+
+  it('a body past MAX_REQUEST_BYTES is refused with 413, declared or not', async () => {
+    const small = await startTestApp({ MAX_REQUEST_BYTES: '4096' });
+    const on = await reservedOn(small);
+    const large = JSON.stringify({ query: `{ __typename }${' '.repeat(8192)}`, extensions: { operationId: 'large' } });
+    const declared = await fetch(small.url, { method: 'POST', headers: on.headers, body: large });
+    expect(declared.status).toBe(413);
+    // Chunked (no Content-Length): counted as it is read, and refused.
+    const chunked = await fetch(small.url, {
+      method: 'POST',
+      headers: on.headers,
+      body: new Blob([large]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBeGreaterThanOrEqual(400);
+    expect(await chunked.text()).toContain('Request body too large');
+    await on.close();
   });
 });
 

@@ -9,32 +9,49 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
 const tooLarge = () =>
   createGraphQLError('Request body too large', { extensions: { http: { status: 413 }, code: 'BAD_USER_INPUT' } });
 
+/**
+ * `request` with its body bounded to `limit` bytes: a declared Content-Length over it throws at once (Node's HTTP
+ * parser reads no more than it declares, so it is not counted); a body without one (chunked) is counted as it is
+ * read, its stream failing with the same error past the limit. Also for requests served before yoga parses them
+ * (plugins/graphql-sse.ts).
+ */
+export function boundedRequest(request: Request, limit: number, fetchAPI: { Request: typeof Request }): Request {
+  const declared = request.headers.get('content-length');
+  if (declared !== null) {
+    if (!/^\d+$/.test(declared) || Number(declared) > limit) throw tooLarge();
+    return request;
+  }
+  if (!request.body) return request;
+  let read = 0;
+  const counted = request.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        read += chunk.byteLength;
+        if (read > limit) controller.error(tooLarge());
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  // duplex is needed to send a stream body, and missing from the types
+  const init = {
+    method: request.method,
+    headers: request.headers,
+    signal: request.signal,
+    body: counted,
+    duplex: 'half',
+  };
+  return new fetchAPI.Request(request.url, init);
+}
+
 export function useBodyLimits(limits: { uploads: number; others: number }): Plugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       const multipart = request.headers.get('content-type')?.toLowerCase().startsWith('multipart/form-data');
       const limit = multipart ? limits.uploads : limits.others;
-      const declared = request.headers.get('content-length');
-      if (declared !== null) {
-        if (!/^\d+$/.test(declared) || Number(declared) > limit) throw tooLarge();
-        return; // Node's HTTP parser reads no more than the declared length: nothing to count
-      }
-      if (!requestParser || !request.body) return;
-      setRequestParser((req) => {
-        let read = 0;
-        const counted = req.body!.pipeThrough(
-          new TransformStream<Uint8Array, Uint8Array>({
-            transform(chunk, controller) {
-              read += chunk.byteLength;
-              if (read > limit) controller.error(tooLarge());
-              else controller.enqueue(chunk);
-            },
-          }),
-        );
-        // duplex is needed to send a stream body, and missing from the types
-        const init = { method: req.method, headers: req.headers, signal: req.signal, body: counted, duplex: 'half' };
-        return requestParser(new fetchAPI.Request(req.url, init));
-      });
+      // Without a parser nothing reads the body here: only a declared length is checked.
+      if (!requestParser && !request.headers.has('content-length')) return;
+      const bounded = boundedRequest(request, limit, fetchAPI);
+      if (bounded !== request && requestParser) setRequestParser(() => requestParser(bounded));
     },
   };
 }

@@ -39,6 +39,9 @@ import { authenticate } from '../../context.js';
 import { AppError, type ErrorCode } from '../../errors.js';
 import type { Services } from '../../services/index.js';
 import { graphQLError, httpStatusOf, maskError } from '../errors.js';
+import { boundedRequest } from './body-limit.js';
+import type { RateLimitedContext } from './limits.js';
+import { persistedDocument } from './persisted-queries.js';
 
 const refusal = (code: ErrorCode, message: string): HandlerResponse => [
   JSON.stringify({ errors: [{ message, extensions: { code } }] }),
@@ -118,6 +121,7 @@ export function useGraphQLSseSingleConnection({
   perClient,
   connectMs,
   maxOperations,
+  maxBodyBytes,
 }: {
   path: string;
   services: Services;
@@ -125,6 +129,8 @@ export function useGraphQLSseSingleConnection({
   connectMs: number;
   /** Operations one reservation runs at once. */
   maxOperations: number;
+  /** The largest body of a request (MAX_REQUEST_BYTES): this mode reads its POSTs before yoga's own limit would. */
+  maxBodyBytes: number;
 }): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
   /** Reservation token → who holds it, the timer that drops it unless its stream opens, its operations running. */
@@ -184,10 +190,17 @@ export function useGraphQLSseSingleConnection({
                 errors: [graphQLError('BUSY', `at most ${maxOperations} operations per connection`)],
               };
             const counted = new Operation(running);
-            const enveloped = yoga.getEnveloped({ ...serverContexts.get(req.raw), request: req.raw, params });
+            const server = (serverContexts.get(req.raw) ?? {}) as RateLimitedContext & Record<string, unknown>;
             try {
+              // As over HTTP and WebSocket (yoga's parameters phase does not run here): a hash sent with a query must
+              // be its hash (or the query would be stored under another's), a hash alone names a persisted document,
+              // and PERSISTED_ONLY=on runs a whole document for an admin only.
+              const viewer = async () =>
+                (await (server.authentication ??= authenticate(services, req.raw.headers.get('authorization')))).viewer;
+              const query = (await persistedDocument(services, params, viewer)) ?? '';
+              const enveloped = yoga.getEnveloped({ ...server, request: req.raw, params: { ...params, query } });
               const schema = enveloped.schema as GraphQLSchema;
-              const document = enveloped.parse(params.query) as DocumentNode;
+              const document = enveloped.parse(query) as DocumentNode;
               const errors = enveloped.validate(schema, document) as readonly GraphQLError[];
               if (errors.length) return { data: null, errors };
               const operation = getOperationAST(document, params.operationName)?.operation;
@@ -215,8 +228,20 @@ export function useGraphQLSseSingleConnection({
       );
     },
     onRequest(payload) {
-      const { request, url, serverContext } = payload;
+      const { url, serverContext, fetchAPI } = payload;
+      let { request } = payload;
       if (!perClient || !isSingleConnection(request, url) || url.pathname !== path) return;
+      try {
+        request = boundedRequest(request, maxBodyBytes, fetchAPI);
+      } catch (err) {
+        const { message, extensions } = err as GraphQLError;
+        return payload.endResponse(
+          new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: { code: extensions.code } }] }), {
+            status: 413,
+            headers: { 'content-type': 'application/json; charset=utf-8' },
+          }),
+        );
+      }
       serverContexts.set(request, serverContext);
       const token = request.headers.get(TOKEN_HEADER_KEY) ?? url.searchParams.get(TOKEN_QUERY_KEY);
       return handle(request).then((response) => {
