@@ -14,16 +14,90 @@ import {
   redisEnv,
   sseSubscribe,
   startTestApp,
+  type GraphQLResponse,
   uniquePrefix,
   type TestApp,
 } from '../support/app.js';
-import { MESSAGE_ADDED, createChat, record } from '../support/chats.js';
+import { MESSAGE_ADDED, createChat, record, send, type Delivered } from '../support/chats.js';
 import { startGateway, type GatewayProcess } from '../support/gateway-process.js';
 
 const ME = '{ me { username } }';
 const SIGN_OUT = 'mutation { signOut }';
 const sessionKey = (prefix: string, token: string) =>
   keysOf(prefix).session(createHash('sha256').update(token).digest('hex'));
+
+/** A live messageAdded stream over HTTP: the texts it delivered, the codes of its errors, whether it ended. */
+interface LiveStream {
+  ended: boolean;
+  texts(): string[];
+  codes(): unknown[];
+  until(check: () => boolean): Promise<void>;
+}
+
+type Results = Omit<GraphQLResponse<{ messageAdded: Delivered }>, 'status' | 'text'>[];
+const textsOf = (results: Results) => results.flatMap((r) => (r.data?.messageAdded ? [r.data.messageAdded.text] : []));
+const codesOf = (results: Results) => results.flatMap((r) => r.errors?.map((e) => e.extensions?.code) ?? []);
+
+async function sseStream(url: string, token: string, chatId: string): Promise<LiveStream> {
+  const sse = await sseSubscribe(url, MESSAGE_ADDED, { c: chatId }, token);
+  const results = () => sse.results as Results;
+  return {
+    get ended() {
+      return sse.ended;
+    },
+    texts: () => textsOf(results()),
+    codes: () => codesOf(results()),
+    until: (check) => sse.until(check, 5000),
+  };
+}
+
+/** Apollo's multipart subscription protocol: a payload part's `payload`, or a transport error's `errors`. */
+async function multipartStream(url: string, token: string, chatId: string): Promise<LiveStream> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'multipart/mixed;subscriptionSpec="1.0", application/json',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ query: MESSAGE_ADDED, variables: { c: chatId } }),
+  });
+  expect(res.headers.get('content-type')).toBe('multipart/mixed;boundary="graphql";subscriptionSpec="1.0"');
+  const stream = { ended: false, text: '' };
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  void (async () => {
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) stream.text += chunk.value;
+    } catch {
+      // cut off (the app closed)
+    }
+    stream.ended = true;
+  })();
+  // Each part opens with the boundary; the closing boundary has no body, and the last part may not have fully arrived.
+  const results = (): Results =>
+    stream.text
+      .split('\r\n--graphql')
+      .slice(1)
+      .flatMap((part) => {
+        const body = part.split('\r\n\r\n')[1];
+        try {
+          const { payload, errors } = JSON.parse(body ?? '{}') as Pick<Results[number], 'errors'> & {
+            payload?: Results[number];
+          };
+          return payload ? [payload] : errors ? [{ errors }] : []; // a heartbeat is {}
+        } catch {
+          return [];
+        }
+      });
+  return {
+    get ended() {
+      return stream.ended;
+    },
+    texts: () => textsOf(results()),
+    codes: () => codesOf(results()),
+    until: async (check) => expect(await eventually(() => Promise.resolve(check()), 5000)).toBe(true),
+  };
+}
 
 describe('live subscriptions of a revoked token', () => {
   let a: TestApp;
@@ -73,6 +147,41 @@ describe('live subscriptions of a revoked token', () => {
     expect(sse.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(await eventually(() => Promise.resolve(ws.closed !== null), 3000)).toBe(true);
     expect(ws.closed).toEqual({ code: 4403 });
+  });
+
+  /**
+   * The token is resolved when the operation's context is built, its revocation watched only once the stream is first
+   * pulled: after the subscribe resolver's Redis reads and the response's start. Here the membership check, one of
+   * those reads, waits for a signOut on the other process, whose ring reaches a before any watch is there.
+   */
+  it.each([
+    ['SSE', sseStream],
+    ['multipart', multipartStream],
+  ])('end over %s when signOut runs while the subscription starts', async (_, subscribe) => {
+    const [ann, bob] = [await a.signUp(), await a.signUp()];
+    const chatId = await createChat(a, bob.token, [ann.username], 'hello');
+    const chats = a.app.services.chats;
+    const requireMember = chats.requireMember.bind(chats);
+    const unwrap = () => Reflect.deleteProperty(chats, 'requireMember'); // the class's method again
+    chats.requireMember = async (user, input) => {
+      if (user === ann.username) {
+        unwrap();
+        expect((await b.gql(SIGN_OUT, {}, ann.token)).data).toEqual({ signOut: true });
+        expect((await a.gql(ME, {}, ann.token)).data).toEqual({ me: null });
+      }
+      return requireMember(user, input);
+    };
+    let stream: LiveStream;
+    try {
+      stream = await subscribe(a.url, ann.token, chatId); // the response has started
+    } finally {
+      unwrap();
+    }
+    await send(a, bob.token, chatId, 'after the sign-out');
+    await stream.until(() => stream.ended || stream.texts().includes('after the sign-out'));
+    expect(stream.texts()).not.toContain('after the sign-out');
+    expect(stream.ended).toBe(true);
+    expect(stream.codes()).toEqual(['UNAUTHENTICATED']);
   });
 
   it('cost no Redis command while nothing changes, and end once half the idle expiry finds the session gone', async () => {

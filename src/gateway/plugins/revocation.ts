@@ -1,7 +1,8 @@
 /**
  * A subscription over HTTP (SSE, or multipart, where the error is the protocol's transport error) ends with an
- * UNAUTHENTICATED error as soon as its token is revoked (in any process) or found expired; over WebSocket the socket
- * itself closes with 4403 (src/app.ts).
+ * UNAUTHENTICATED error as soon as its token is revoked (in any process) or found expired, even while it started (the
+ * watch begins when the stream is first pulled, and SessionService.watch looks the session up again); over WebSocket
+ * the socket itself closes with 4403 (src/gateway/ws.ts).
  */
 import { Repeater } from '@repeaterjs/repeater';
 import type { ExecutionResult } from 'graphql';

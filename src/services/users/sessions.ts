@@ -105,9 +105,9 @@ export class SessionService {
     if (!SessionService.isWellFormed(token)) return null;
     const hash = hashOf(token);
     const doorbells = this.poller.doorbells();
-    const cacheable = this.listening && doorbells.up;
-    const cached = cacheable ? this.cache.get(hash) : undefined;
-    if (cached?.connection === doorbells.connection) return cached.username;
+    const cacheable = this.cacheable(doorbells);
+    const cached = this.cached(hash, doorbells);
+    if (cached !== undefined) return cached;
     const revocations = this.revocations;
     const username = await this.commands.touchSession({ tokenHash: hash, ttlSeconds: this.ttlSeconds });
     const still = this.poller.doorbells();
@@ -141,12 +141,14 @@ export class SessionService {
 
   /**
    * Calls `onRevoked` once when the token is revoked (in any process) or found expired, for a live subscription to
-   * end. The caller has just resolved the token. While watched, the session counts as used: it is pushed back before
-   * it expires. Returns the function that stops watching.
+   * end. The caller has resolved the token, maybe some Redis round trips ago (a subscribe resolver's reads, the
+   * response's start): a revocation heard since then reached no watch, so the session is looked up once more now that
+   * this one is in place. While watched, the session counts as used: it is pushed back before it expires. Returns
+   * the function that stops watching.
    */
   watch({ token }: { token: string }, onRevoked: () => void): () => void {
     const hash = hashOf(token);
-    // The resolve that let the caller in refreshed the session at most CACHE_MS ago.
+    // Set below from Redis, unless the cache vouches for the session: then a GETEX refreshed it at most CACHE_MS ago.
     const watched = this.watchers.get(hash) ?? {
       callbacks: [],
       expiresAt: Date.now() - CACHE_MS + this.ttlSeconds * 1000,
@@ -166,6 +168,9 @@ export class SessionService {
       if (callbacks.length === 0 && this.watchers.get(hash) === watched) this.watchers.delete(hash);
     };
     callbacks.push(callback);
+    // As resolve would: a revocation heard here dropped the cached entry, and the session key is deleted before a
+    // revocation is rung, so one GETEX finds any revocation that came before this watch; a later one reaches it.
+    if (this.cached(hash) === undefined) void this.check([hash]);
     return unwatch;
   }
 
@@ -250,6 +255,17 @@ export class SessionService {
   /** Ends the live subscriptions of a revoked or expired session. */
   private revoked(hash: string): void {
     for (const callback of [...(this.watchers.get(hash)?.callbacks ?? [])]) callback();
+  }
+
+  /** Whether resolved sessions may be cached: rings can arrive (the doorbell read once, its connection up). */
+  private cacheable(doorbells: { up: boolean }): boolean {
+    return this.listening && doorbells.up;
+  }
+
+  /** The username cached for the token of `hash`, when the cache vouches for it (cached under this connection). */
+  private cached(hash: string, doorbells = this.poller.doorbells()): string | undefined {
+    const cached = this.cacheable(doorbells) ? this.cache.get(hash) : undefined;
+    return cached?.connection === doorbells.connection ? cached.username : undefined;
   }
 
   private forget(hash: string): void {
