@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { redisEnv, startTestApp, uniqueName, type TestApp } from '../support/app.js';
 import { runEntry, spawnGateway } from '../support/gateway-process.js';
+import { createChat, record, send } from '../support/chats.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -89,6 +90,28 @@ describe('stored admin grants', () => {
       eve.token,
     );
     expect(users.data?.users).toEqual([{ username: chief.username, isAdmin: true }]);
+  });
+});
+
+describe('a live subscription', () => {
+  it("reads a sender's admin grant as it is when each event is sent, not as its first event read it", async () => {
+    const [ann, bob] = [await t.signUp(uniqueName('ann')), await t.signUp(uniqueName('bob'))];
+    const chatId = await createChat(t, ann.token, [bob.username]);
+    const live = record<{ text: string; sender: { isAdmin: boolean } }>(
+      t.wsClient(bob.token),
+      'subscription($c: ID) { messageAdded(chatId: $c) { text sender { isAdmin } } }',
+      { c: chatId },
+    );
+    await send(t, ann.token, chatId, 'before');
+    await live.until((items) => items.length === 1);
+    await t.app.services.admins.grantAdmin({ username: ann.username });
+    await send(t, ann.token, chatId, 'after');
+    const items = await live.until((got) => got.length === 2);
+    expect(items.map((m) => [m.text, m.sender.isAdmin])).toEqual([
+      ['before', false],
+      ['after', true],
+    ]);
+    live.stop();
   });
 });
 

@@ -31,7 +31,9 @@ export function createUsers(
   const known = { filter, absent: caches.cache<true>({ name: 'users', values: false, filter }) };
   return {
     services: { sessions, users: new UserService({ commands, sessions, limits, known }), admins },
-    loaders: () => ({ isAdmin: new DataLoader((usernames) => admins.areAdmins({ usernames })) }),
+    // Batched, not cached: a live subscription keeps one operation context for its life, and a cache would show each
+    // sender's grant as the first event read it (and keep an entry per sender it ever saw).
+    loaders: () => ({ isAdmin: new DataLoader((usernames) => admins.areAdmins({ usernames }), { cache: false }) }),
     close: () => Promise.resolve(sessions.stop()),
   };
 }
