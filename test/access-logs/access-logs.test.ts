@@ -3,8 +3,8 @@
  * processed by 3 processors in a worker, gives exactly the counts computed here line by line; a second upload of
  * the same day doubles them; malformed lines are reported; the file leaves Redis, also when the last share's release
  * failed once (the repeat releases it, one notification); an upload whose uploader died before announcing it is
- * failed past its deadline, giving its bytes back; a share finished after the release counts nothing; admins only;
- * size bounds.
+ * failed past its deadline, giving its bytes back; so is an upload whose gzip file cannot be read, and the uploads
+ * behind it are processed; a share finished after the release counts nothing; admins only; size bounds.
  */
 import { gzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -337,6 +337,56 @@ describe('access-log analytics', () => {
     expect(await idle.redis.exists(k.upload(id).data)).toBe(0);
     expect(await idle.redis.hget(k.upload(id).record, 'status')).toBe('FAILED');
     expect(Number(await idle.redis.get(k.held))).toBe(log.length); // the next upload's
+  });
+
+  it('fails an upload whose gzip file cannot be read, giving its bytes back; the uploads behind it are processed', async () => {
+    const { idle, boss, service, commands } = await processorsApp();
+    const k = keysOf(idle.config.keyPrefix).accessLogs();
+    const lines = (day: string, n: number) =>
+      Buffer.from(Array.from({ length: n }, (_, i) => `10.0.0.${i % 250} ${day} 10:00:00 view`).join('\n'));
+    // A gzip header followed by garbage ("invalid block type"), and a real gzip log cut in half ("unexpected end of
+    // file"; its first half decodes to lines of its own day, counted by nobody).
+    const garbled = Buffer.concat([gzipSync(Buffer.from('')).subarray(0, 10), Buffer.from('not deflate data at all')]);
+    const whole = gzipSync(lines('2026-11-26', 20_000));
+    const truncated = whole.subarray(0, whole.length >> 1);
+    const bad: string[] = [];
+    for (const [name, file] of [
+      ['garbled.log.gz', garbled],
+      ['truncated.log.gz', truncated],
+    ] as const)
+      bad.push((await upload(idle, boss, name, file)).data!.uploadAccessLog.id);
+    const good = (await upload(idle, boss, 'good.log.gz', gzipSync(lines('2026-11-27', 10)))).data!.uploadAccessLog.id;
+    expect(Number(await idle.redis.get(k.held))).toBe(
+      garbled.length + truncated.length + (await idle.redis.strlen(k.upload(good).data)),
+    );
+
+    // An error of Redis's while reading the file (through the gunzip stream, after its header was read) is not the
+    // file's: the upload waits for the next poll.
+    const read = commands.uploadBytes.bind(commands);
+    commands.uploadBytes = (a) => (a.length === 2 ? read(a) : Promise.reject(new Error('connection lost')));
+    await expect(service.processPending({ share: 1 })).rejects.toThrow('connection lost');
+    commands.uploadBytes = read;
+    expect(await idle.redis.hget(k.upload(bad[0]!).record, 'status')).toBe('PROCESSING');
+    expect(await idle.redis.exists(k.upload(bad[0]!).data)).toBe(1);
+
+    // Each processor's poll fails the unreadable uploads, marks their announcements read and goes on to the good one.
+    await service.processPending({ share: 1 });
+    await service.processPending({ share: 2 });
+    for (const id of bad) {
+      expect(await idle.redis.hget(k.upload(id).record, 'status')).toBe('FAILED');
+      expect(await idle.redis.exists(k.upload(id).data, k.upload(id).shares)).toBe(0);
+    }
+    expect(await idle.redis.hmget(k.upload(good).record, 'lines', 'status')).toEqual(['10', 'DONE']);
+    expect(Number(await idle.redis.get(k.held))).toBe(0);
+    expect(await idle.redis.exists(k.visits('2026-11-26', 'COUNTRY'))).toBe(0);
+    expect(await idle.redis.zscore(k.visits('2026-11-27', 'COUNTRY'), 'unknown')).toBe('10');
+    // Failed uploads notify nobody; the good one does.
+    const notes = await idle.gql<{ notifications: { kind: string; data: { upload: string } }[] }>(
+      '{ notifications { kind data } }',
+      {},
+      boss,
+    );
+    expect(notes.data!.notifications.map((n) => [n.kind, n.data.upload])).toEqual([['logProcessed', good]]);
   });
 
   it('is for admins; refuses an oversized file before storing it, and BUSY past the bytes held', async () => {

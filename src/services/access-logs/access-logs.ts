@@ -88,6 +88,15 @@ export function parseLine(line: string): { address: Address; day: string } | nul
   return address ? { address, day } : null;
 }
 
+/**
+ * Whether `err` is zlib's (Z_DATA_ERROR for a garbled gzip file, Z_BUF_ERROR for one cut short): the file cannot be
+ * read, and never will be. Redis's errors have no such code; they are retried by the next poll.
+ */
+function isUnreadable(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && code.startsWith('Z_');
+}
+
 export class AccessLogService {
   private readonly commands: AccessLogCommands;
   private readonly geo: GeoService;
@@ -230,19 +239,29 @@ export class AccessLogService {
       batch = [];
       addresses.clear();
     };
-    for await (const line of this.lines({ id })) {
-      if (index++ % processors !== share - 1) continue;
-      if (line.trim() === '') continue;
-      lines++;
-      const parsed = parseLine(line);
-      if (!parsed) {
-        errors++;
-        continue;
+    try {
+      for await (const line of this.lines({ id })) {
+        if (index++ % processors !== share - 1) continue;
+        if (line.trim() === '') continue;
+        lines++;
+        const parsed = parseLine(line);
+        if (!parsed) {
+          errors++;
+          continue;
+        }
+        const key = `${parsed.address.family}:${parsed.address.hex}`;
+        addresses.set(key, parsed.address);
+        batch.push({ day: parsed.day, address: key });
+        if (batch.length >= LOOKUP_LINES) await count();
       }
-      const key = `${parsed.address.family}:${parsed.address.hex}`;
-      addresses.set(key, parsed.address);
-      batch.push({ day: parsed.day, address: key });
-      if (batch.length >= LOOKUP_LINES) await count();
+    } catch (err) {
+      if (!isUnreadable(err)) throw err;
+      // Every processor reads the whole file and fails at the same byte, so no share of it is ever counted: the upload
+      // fails (its bytes back, its data gone) and the caller marks its announcement read. As an abandoned upload, it
+      // notifies nobody.
+      if (await this.commands.releaseUpload({ id, status: 'FAILED', keptMs: RECORD_KEPT_MS }))
+        this.log.warn({ upload: id, err }, 'access log upload failed: its file cannot be read');
+      return;
     }
     await count();
     const outcome = await this.commands.finishShare({ id, share, lines, errors, visits: [...visits.values()] });
