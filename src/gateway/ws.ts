@@ -203,13 +203,16 @@ export function serveWebSocket(
         (ctx as { connectionParams?: Params }).connectionParams =
           authorization === undefined ? undefined : { authorization };
         const { viewer, token, rejected } = await authenticate(services, authorization);
-        contexts.set(ctx.extra.socket, ctx);
+        const { socket } = ctx.extra;
+        // Closed while the token was looked up: its 'close' has been emitted, so a watch added now would stay (and
+        // keep the session from expiring) for good.
+        if (socket.readyState !== socket.OPEN) return false;
+        contexts.set(socket, ctx);
         if (!rejected && !viewer) return true; // anonymous connections may run public operations
         if (!viewer || !token) {
           log.info({ requestId: requestIdOf(ctx), transport: 'ws' }, 'websocket refused: bad or expired token');
           return false; // closes the socket with 4403 Forbidden
         }
-        const { socket } = ctx.extra;
         // `on`, not `once`: ws emits 'close' once, and once's wrapper would cost every socket its heap.
         socket.on(
           'close',

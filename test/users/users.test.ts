@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { CLOSE_FORBIDDEN } from '../../src/gateway/ws.js';
 import { keysOf } from '../support/keys.js';
+import { scrape } from '../support/prometheus.js';
 import {
   eventually,
   recordCommands,
@@ -224,6 +225,49 @@ describe('WebSocket authentication', () => {
       });
     });
     expect(await closed).toBe(CLOSE_FORBIDDEN);
+  });
+
+  it('leaves no session watch behind for a socket that closed while its token was looked up', async () => {
+    const app = await startTestApp(); // its own: no other socket moves its count of sockets
+    const { token, username } = await app.signUp();
+    const { sessions } = app.app.services;
+    const watched = () => (sessions as unknown as { watchers: Map<string, unknown> }).watchers.size;
+    const sockets = async () => (await scrape(app.url.replace(/\/graphql$/, '/metrics'))).value('gateway_websockets');
+    const open = async () => {
+      const socket = new WebSocket(app.wsUrl, 'graphql-transport-ws');
+      await new Promise((resolve) => socket.once('open', resolve));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } }));
+      return socket;
+    };
+    const before = watched();
+
+    // The token's lookup answers only once the test lets it, after the server has seen the socket close.
+    const resolve = sessions.resolve.bind(sessions);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let lookingUp!: () => void;
+    const lookedUp = new Promise<void>((r) => (lookingUp = r));
+    let answered: Promise<string | null> | undefined;
+    const spy = vi.spyOn(sessions, 'resolve').mockImplementation((args) => {
+      lookingUp();
+      return (answered = released.then(() => resolve(args)));
+    });
+    const socket = await open();
+    await lookedUp;
+    socket.close();
+    expect(await eventually(async () => (await sockets()) === 0)).toBe(true);
+    release();
+    expect(await answered).toBe(username);
+    await new Promise(setImmediate); // what follows the lookup (microtasks) has run
+    spy.mockRestore();
+    expect(watched()).toBe(before);
+
+    // An open socket is watched, until it closes: what the count above would have shown.
+    const kept = await open();
+    await new Promise((resolve) => kept.once('message', resolve)); // connection_ack
+    expect(watched()).toBe(before + 1);
+    kept.close();
+    expect(await eventually(() => Promise.resolve(watched() === before))).toBe(true);
   });
 });
 
