@@ -4,7 +4,8 @@
  * the mailbox poller; operation names past METRICS_NAMES_MAX labelled `other`; METRICS_TOKEN; METRICS=off.
  */
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it, vi } from 'vitest';
 import { eventually, sseSubscribe, startTestApp, type TestApp } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { scrape } from '../support/prometheus.js';
@@ -95,6 +96,57 @@ describe('GET /metrics', () => {
         );
       }),
     ).toBe(true);
+  });
+
+  it('counts no HTTP subscription whose client left before its stream started', async () => {
+    const t = await startTestApp(); // its own: only this test's requests reach its server
+    const ann = await t.signUp();
+    const chatId = await createChat(t, ann.token, [], 'hello');
+    const { sessions } = t.app.services;
+    const resolve = sessions.resolve.bind(sessions);
+    const accepts = { sse: 'text/event-stream', multipart: 'multipart/mixed;subscriptionSpec="1.0"' } as const;
+    for (const [transport, accept] of Object.entries(accepts)) {
+      const before = await scrape(metricsUrl(t));
+      const operation = `Left${transport}`;
+      // The token's lookup answers only once the server has seen the client go: the subscription is set up after.
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let lookingUp!: () => void;
+      const lookedUp = new Promise<void>((r) => (lookingUp = r));
+      const spy = vi.spyOn(sessions, 'resolve').mockImplementation(async (args) => {
+        lookingUp();
+        await released;
+        return resolve(args);
+      });
+      const closed = new Promise((r) =>
+        t.app.server.once('request', (_req, res: ServerResponse) => res.once('close', r)),
+      );
+      const client = new AbortController();
+      const request = fetch(t.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${ann.token}` },
+        body: JSON.stringify({
+          query: MESSAGE_ADDED.replace('subscription', `subscription ${operation}`),
+          variables: { c: chatId },
+        }),
+        signal: client.signal,
+      });
+      await lookedUp;
+      client.abort();
+      await expect(request).rejects.toThrow();
+      await closed;
+      release();
+      // The subscription was set up (counted as an operation), and is no longer live.
+      expect(
+        await eventually(
+          async () => (await scrape(metricsUrl(t))).value('gateway_operations_total', { operation }) === 1,
+        ),
+      ).toBe(true);
+      spy.mockRestore();
+      expect((await scrape(metricsUrl(t))).value('gateway_subscriptions', { transport })).toBe(
+        before.value('gateway_subscriptions', { transport }),
+      );
+    }
   });
 
   it('counts rate-limit refusals, and is itself no operation: served past the limit', async () => {

@@ -67,9 +67,11 @@ export function useOperationMetrics(
           finish(args, started, result as Result);
           if (!request || !isAsyncIterable(result)) return;
           // Over WebSocket, ws.ts counts the live subscriptions at the scrape: no hook for each of them.
-          return {
-            onEnd: prometheus.httpSubscription(httpSubscriptionTransport(request.headers.get('accept')) ?? 'sse'),
-          };
+          const end = prometheus.httpSubscription(httpSubscriptionTransport(request.headers.get('accept')) ?? 'sse');
+          // A client gone before the stream started leaves it unread, never ended: its request's abort ends it (once).
+          if (request.signal.aborted) end();
+          else request.signal.addEventListener('abort', end, { once: true });
+          return { onEnd: end };
         },
       };
     },
