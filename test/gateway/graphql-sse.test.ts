@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, requestLog, sseClient, sseRecord, startTestApp, type TestApp } from '../support/app.js';
 import { CREATE_CHAT, MESSAGE_ADDED, SEND } from '../support/chats.js';
+import { scrape } from '../support/prometheus.js';
 
 let t: TestApp;
 const logged = requestLog();
@@ -152,7 +153,12 @@ describe('operations on one reservation', () => {
     expect(await ended('refused')).toBe(true);
     expect(stream.results('refused')[0]?.errors?.[0]?.extensions).toEqual({ code: 'FORBIDDEN' });
 
+    const live = async () =>
+      (await scrape(t.url.replace(/\/graphql$/, '/metrics'))).value('gateway_subscriptions', { transport: 'sse' });
+    const before = await live();
     for (const id of ['1', '2', '3']) expect(await post(id, NOTIFICATIONS)).toBe(202);
+    // Counted live while they run on the stream, though each POST has been answered.
+    expect(await eventually(async () => (await live()) === (before ?? 0) + 3)).toBe(true);
     expect(await post('4', NOTIFICATIONS)).toBe(202);
     expect(await ended('4')).toBe(true);
     expect(stream.results('4')).toEqual([
