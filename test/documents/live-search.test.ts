@@ -4,10 +4,12 @@
  * two gateway processes; from the current top again after a reconnect; RELEVANCE converging through writes that
  * miss the query's words; at most a reconciliation's search for identical RELEVANCE live queries and none under a
  * sort the change log carries; the top plus reserve moved by the log alone (refilled, run dry, RELEVANCE scored from
- * the entry, votes, titles, ties by id); urql, with no document read when none is selected; bounds.
+ * the entry, votes, titles, ties by id); urql, with no document read when none is selected; bounds, a
+ * subscription completed before it started not counted against its socket.
  */
 import { gql } from '@apollo/client';
 import { crc32 } from 'node:zlib';
+import { WebSocket } from 'ws';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
@@ -498,5 +500,38 @@ describe('bounds', () => {
     }
     expect(after.items).toMatchObject([{ kind: 'ENTERED', documentId: 'bound5-doc', position: 0 }]);
     expect(code(await t.gql(CHANGED, { q: 'word' }))).toBe('UNAUTHENTICATED');
+  });
+
+  it('counts no subscription a socket completed before it started (StrictMode subscribes and completes at once)', async () => {
+    await index(t, alice.token, 'strict-doc', 'strictword');
+    // A raw socket: each complete follows its subscribe in the same burst, before the server ever reads the stream.
+    const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
+    const messages: { id?: string; type: string; payload?: unknown }[] = [];
+    const waiter: { wake?: () => void } = {};
+    socket.on('message', (data) => {
+      messages.push(JSON.parse((data as Buffer).toString()) as { type: string });
+      waiter.wake?.();
+    });
+    const next = async () => {
+      while (messages.length === 0) await new Promise<void>((resolve) => (waiter.wake = resolve));
+      return messages.shift()!;
+    };
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${alice.token}` } }));
+    expect((await next()).type).toBe('connection_ack');
+    const subscribe = (id: string) =>
+      JSON.stringify({ id, type: 'subscribe', payload: { query: CHANGED, variables: { q: 'strictword' } } });
+    // twice LIVE_QUERIES_PER_SOCKET (3)
+    for (let i = 0; i < 6; i++) {
+      socket.send(subscribe(`s${i}`));
+      socket.send(JSON.stringify({ id: `s${i}`, type: 'complete' }));
+    }
+    socket.send(subscribe('last'));
+    expect(await next()).toMatchObject({
+      id: 'last',
+      type: 'next',
+      payload: { data: { searchChanged: { kind: 'ENTERED', documentId: 'strict-doc', position: 0 } } },
+    });
+    socket.close();
   });
 });

@@ -19,6 +19,7 @@ import type { DocumentCommands, LiveChange, Shard } from '../../redis/documents/
 import type { MailboxPoller } from '../mailbox/poller.js';
 import { checkPage } from '../shared/paging.js';
 import type { Shards } from '../shared/shards.js';
+import { Stop } from '../shared/stop.js';
 import type { DocumentService, DocumentSummary } from './documents.js';
 import { parseQuery, type ParsedQuery } from './query.js';
 import { BM25, SEARCH_PAGE, byId, type Bm25Stats, type SearchHit, type SearchService } from './search.js';
@@ -199,11 +200,16 @@ export class LiveSearchService {
     checkPage('first', input.first, SEARCH_PAGE.max);
     if (!DOCUMENT_SORTS.includes(input.sort)) throw badInput('sort', `must be one of ${DOCUMENT_SORTS.join(', ')}`);
     const parsed = parseQuery(input.query);
-    const held = socket ? (this.perSocket.get(socket) ?? 0) : 0;
-    if (socket && held >= this.options.queriesPerSocket)
-      throw new AppError('BUSY', `at most ${this.options.queriesPerSocket} searchChanged subscriptions per connection`);
-    if (socket) this.perSocket.set(socket, held + 1);
-    return new Repeater<SearchChange>(async (push, stop) => {
+    return new Repeater<SearchChange>(async (push, stopped) => {
+      // Counted once it runs, beside the finally that uncounts it: a subscription ended before it was ever read
+      // (subscribed and completed at once) never runs, and so never counts.
+      const held = socket ? (this.perSocket.get(socket) ?? 0) : 0;
+      if (socket && held >= this.options.queriesPerSocket)
+        throw new AppError(
+          'BUSY',
+          `at most ${this.options.queriesPerSocket} searchChanged subscriptions per connection`,
+        );
+      if (socket) this.perSocket.set(socket, held + 1);
       let woken = false;
       let wake: (() => void) | undefined;
       const sub: Subscriber = {
@@ -213,16 +219,12 @@ export class LiveSearchService {
           wake?.();
         },
       };
-      let stopped = false;
-      void stop.then(() => {
-        stopped = true;
-        wake?.();
-      });
+      const stop = new Stop(stopped, () => wake?.());
       const q = this.register({ ...input, parsed }, sub);
       let delivered: SearchHit[] = [];
       try {
         await this.startFollowing();
-        while (!stopped) {
+        while (!stop.stopped) {
           if (!woken || !q.top) {
             await new Promise<void>((resolve) => (wake = resolve));
             wake = undefined;
@@ -253,12 +255,12 @@ export class LiveSearchService {
             this.log.warn({ err }, 'searchChanged read failed; retrying');
             sub.touched = 'all';
             woken = true;
-            await Promise.race([stop, new Promise((r) => setTimeout(r, RETRY_MS).unref())]);
+            await stop.delay(RETRY_MS);
             continue;
           }
           const documentOf = new Map(shown.map((id, i) => [id, docs[i] ?? null]));
           for (const c of changes) {
-            if (stopped) break;
+            if (stop.stopped) break;
             await push({
               kind: c.kind,
               documentId: c.id,

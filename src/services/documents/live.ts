@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { DocumentCommands, Shard } from '../../redis/documents/commands.js';
 import type { MailboxPoller } from '../mailbox/poller.js';
 import type { Shards } from '../shared/shards.js';
+import { Stop } from '../shared/stop.js';
 import { parseDocumentId, type DocumentService, type DocumentSummary } from './documents.js';
 
 /** After a failed read (Redis away), a subscription waits this long and reads again. */
@@ -54,15 +55,11 @@ export class LiveDocumentService {
         : this.documents.summaries(viewer, { ids: [id] }));
       return doc ?? null;
     };
-    return new Repeater<DocumentSummary | null>(async (push, stop) => {
+    return new Repeater<DocumentSummary | null>(async (push, stopped) => {
       await this.shards.ready();
       let moved = true;
       let wake: (() => void) | undefined;
-      let stopped = false;
-      void stop.then(() => {
-        stopped = true;
-        wake?.();
-      });
+      const stop = new Stop(stopped, () => wake?.());
       // Watched before the first read: a change between the two wakes this subscription again.
       const unwatch = this.poller.watch(this.commands.documentHead({ shard: this.shards.of(id), id }), () => {
         moved = true;
@@ -70,7 +67,7 @@ export class LiveDocumentService {
       });
       let last: string | undefined;
       try {
-        while (!stopped) {
+        while (!stop.stopped) {
           if (!moved) {
             await new Promise<void>((resolve) => (wake = resolve));
             wake = undefined;
@@ -83,7 +80,7 @@ export class LiveDocumentService {
           } catch (err) {
             this.log.warn({ err, id }, 'documentChanged read failed; retrying');
             moved = true;
-            await Promise.race([stop, new Promise((r) => setTimeout(r, RETRY_MS).unref())]);
+            await stop.delay(RETRY_MS);
             continue;
           }
           const seen = JSON.stringify(doc);
