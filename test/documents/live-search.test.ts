@@ -9,7 +9,6 @@
  */
 import { gql } from '@apollo/client';
 import { crc32 } from 'node:zlib';
-import { WebSocket } from 'ws';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
 import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
@@ -17,6 +16,7 @@ import { apply, twoProcesses } from './live-processes.js';
 import { record, type Recorder } from '../support/chats.js';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
 import { apolloClient, urqlClient } from '../support/frameworks.js';
+import { rawWsSocket } from '../support/clients.js';
 
 const CHANGED = `subscription($q: String!, $sort: DocumentSort, $first: Int) {
   searchChanged(query: $q, sort: $sort, first: $first) { kind documentId score position document { id title votes } }
@@ -505,28 +505,15 @@ describe('bounds', () => {
   it('counts no subscription a socket completed before it started (StrictMode subscribes and completes at once)', async () => {
     await index(t, alice.token, 'strict-doc', 'strictword');
     // A raw socket: each complete follows its subscribe in the same burst, before the server ever reads the stream.
-    const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
-    const messages: { id?: string; type: string; payload?: unknown }[] = [];
-    const waiter: { wake?: () => void } = {};
-    socket.on('message', (data) => {
-      messages.push(JSON.parse((data as Buffer).toString()) as { type: string });
-      waiter.wake?.();
-    });
-    const next = async () => {
-      while (messages.length === 0) await new Promise<void>((resolve) => (waiter.wake = resolve));
-      return messages.shift()!;
-    };
-    await new Promise((resolve) => socket.once('open', resolve));
-    socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${alice.token}` } }));
-    expect((await next()).type).toBe('connection_ack');
+    const { socket, send, next } = await rawWsSocket(t.wsUrl, { authorization: `Bearer ${alice.token}` });
     const subscribe = (id: string) =>
-      JSON.stringify({ id, type: 'subscribe', payload: { query: CHANGED, variables: { q: 'strictword' } } });
+      send({ id, type: 'subscribe', payload: { query: CHANGED, variables: { q: 'strictword' } } });
     // twice LIVE_QUERIES_PER_SOCKET (3)
     for (let i = 0; i < 6; i++) {
-      socket.send(subscribe(`s${i}`));
-      socket.send(JSON.stringify({ id: `s${i}`, type: 'complete' }));
+      subscribe(`s${i}`);
+      send({ id: `s${i}`, type: 'complete' });
     }
-    socket.send(subscribe('last'));
+    subscribe('last');
     expect(await next()).toMatchObject({
       id: 'last',
       type: 'next',

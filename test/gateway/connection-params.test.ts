@@ -3,8 +3,8 @@
  * authorization, so a client cannot pin up to MAX_REQUEST_BYTES of it per socket.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { rawWsSocket } from '../support/clients.js';
 import { heapAfterGc } from '../support/heap.js';
 
 const SOCKETS = 10;
@@ -23,26 +23,11 @@ describe('connection_init', () => {
     // Raw sockets, so that nothing on this side keeps the payloads once sent.
     const sockets = await Promise.all(
       Array.from({ length: SOCKETS }, async (_, i) => {
-        const socket = new WebSocket(t.wsUrl, 'graphql-transport-ws');
-        const messages: { type: string; payload?: unknown }[] = [];
-        const waiter: { wake?: () => void } = {};
-        socket.on('message', (data) => {
-          messages.push(JSON.parse((data as Buffer).toString()) as { type: string });
-          waiter.wake?.();
+        const { socket, send, next } = await rawWsSocket(t.wsUrl, {
+          authorization: `Bearer ${token}`,
+          junk: `${i}`.padEnd(JUNK, 'j'),
         });
-        const next = async () => {
-          while (messages.length === 0) await new Promise<void>((resolve) => (waiter.wake = resolve));
-          return messages.shift()!;
-        };
-        await new Promise((resolve) => socket.once('open', resolve));
-        socket.send(
-          JSON.stringify({
-            type: 'connection_init',
-            payload: { authorization: `Bearer ${token}`, junk: `${i}`.padEnd(JUNK, 'j') },
-          }),
-        );
-        expect((await next()).type).toBe('connection_ack');
-        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: '{ me { username } }' } }));
+        send({ id: '1', type: 'subscribe', payload: { query: '{ me { username } }' } });
         // The socket answers `me` as the token's user: the authorization was kept and read.
         expect(await next()).toEqual({ id: '1', type: 'next', payload: { data: { me: { username } } } });
         return socket;

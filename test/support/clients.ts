@@ -69,6 +69,39 @@ export function wsClient(
   });
 }
 
+/** A graphql-ws message as it crossed the socket. */
+export interface WsMessage {
+  id?: string;
+  type: string;
+  payload?: unknown;
+}
+
+/**
+ * A raw graphql-ws socket, acknowledged after `connection_init` with `payload`: for what a client library would not
+ * send (a subscribe and its complete in one burst) or would keep (its payload). `next()` is the next message.
+ */
+export async function rawWsSocket(
+  url: string,
+  payload: Record<string, unknown>,
+): Promise<{ socket: WebSocket; send: (message: WsMessage) => void; next: () => Promise<WsMessage> }> {
+  const socket = new WebSocket(url, 'graphql-transport-ws');
+  const messages: WsMessage[] = [];
+  const waiter: { wake?: () => void } = {};
+  socket.on('message', (data) => {
+    messages.push(JSON.parse((data as Buffer).toString()) as WsMessage);
+    waiter.wake?.();
+  });
+  const next = async () => {
+    while (messages.length === 0) await new Promise<void>((resolve) => (waiter.wake = resolve));
+    return messages.shift()!;
+  };
+  await new Promise((resolve) => socket.once('open', resolve));
+  socket.send(JSON.stringify({ type: 'connection_init', payload }));
+  const ack = await next();
+  if (ack.type !== 'connection_ack') throw new Error(`connection_init answered ${JSON.stringify(ack)}`);
+  return { socket, send: (message) => socket.send(JSON.stringify(message)), next };
+}
+
 /** A subscription over graphql-yoga's SSE (a POST answered with text/event-stream), recording each result. */
 export interface SseSubscription {
   results: Omit<GraphQLResponse, 'status' | 'text'>[];
