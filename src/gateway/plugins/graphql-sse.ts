@@ -53,15 +53,61 @@ const refusal = (code: ErrorCode, message: string): HandlerResponse => [
 ];
 
 /**
+ * The results a reservation's stream holds in memory unsent at most (about: graphql-sse queues each result it takes
+ * from an operation, and its stream sends them as its socket drains). Past it, the reservation's operations take no
+ * more results until it sends some: a client that stops reading its stream holds up its own subscriptions (their
+ * feeds keep what they missed in Redis), not the gateway's memory.
+ */
+const UNSENT_MAX = 100;
+
+/** A reservation: who holds it, the timer that drops it unless its stream opens, its operations, what is unsent. */
+class Reservation {
+  readonly running = new Set<Operation>();
+  /** Results taken from its operations and not yet sent on its stream. */
+  private unsent = 0;
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    readonly who: string,
+    public expiry: NodeJS.Timeout | undefined,
+  ) {}
+
+  /** Resolves once the stream has room for one more result, or at once when it has. */
+  room(): Promise<void> | undefined {
+    if (this.unsent < UNSENT_MAX) return undefined;
+    return new Promise((resolve) => this.waiting.add(resolve));
+  }
+
+  /** An operation's result taken for the stream. */
+  taken(): void {
+    this.unsent++;
+  }
+
+  /** A message of the stream sent (a result, or a ping or a completion: the count never goes below 0). */
+  sent(): void {
+    if (this.unsent > 0) this.unsent--;
+    if (this.unsent < UNSENT_MAX) this.wake();
+  }
+
+  /** Wakes the operations waiting for room (when it is made, or when they end). */
+  wake(): void {
+    for (const resolve of this.waiting) resolve();
+    this.waiting.clear();
+  }
+}
+
+/**
  * One operation on a reservation, in its `running` set from its POST until it ends. A subscription's results pass
  * through it (graphql-sse takes it for an async generator: its DELETE and its stream's end return it), so that
- * they leave the set when they are done, fail or are returned.
+ * they leave the set when they are done, fail or are returned, and wait while the stream has no room.
  */
 class Operation implements AsyncIterableIterator<ExecutionResult> {
   private results: AsyncIterator<ExecutionResult> | undefined;
+  private readonly running: Set<Operation>;
 
-  constructor(private readonly running: Set<Operation>) {
-    running.add(this);
+  constructor(private readonly reservation: Reservation) {
+    this.running = reservation.running;
+    this.running.add(this);
   }
 
   /** Follows a subscription's results; one that has ended meanwhile (its stream's end) stops them instead. */
@@ -82,8 +128,13 @@ class Operation implements AsyncIterableIterator<ExecutionResult> {
 
   async next(): Promise<IteratorResult<ExecutionResult>> {
     try {
+      for (let room = this.reservation.room(); room; room = this.reservation.room()) {
+        await room;
+        if (!this.running.has(this)) return { done: true, value: undefined }; // returned while it waited
+      }
       const step = await this.results!.next();
       if (step.done) this.running.delete(this);
+      else this.reservation.taken();
       return step;
     } catch (error) {
       this.running.delete(this);
@@ -92,14 +143,20 @@ class Operation implements AsyncIterableIterator<ExecutionResult> {
   }
 
   async return(value?: unknown): Promise<IteratorResult<ExecutionResult>> {
-    this.running.delete(this);
+    this.end();
     return (await this.results?.return?.(value)) ?? { done: true, value: undefined };
   }
 
   async throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
-    this.running.delete(this);
+    this.end();
     if (this.results?.throw) return this.results.throw(error);
     throw error;
+  }
+
+  /** Leaves the running set, and wakes a wait for room so that it sees it ended. */
+  private end(): void {
+    this.running.delete(this);
+    this.reservation.wake();
   }
 
   [Symbol.asyncIterator](): this {
@@ -133,8 +190,7 @@ export function useGraphQLSseSingleConnection({
   maxBodyBytes: number;
 }): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
-  /** Reservation token → who holds it, the timer that drops it unless its stream opens, its operations running. */
-  const reservations = new Map<string, { who: string; expiry?: NodeJS.Timeout; running: Set<Operation> }>();
+  const reservations = new Map<string, Reservation>();
   const held = new Map<string, number>();
   let handle: (request: Request) => Promise<Response>;
 
@@ -168,7 +224,7 @@ export function useGraphQLSseSingleConnection({
     const token = randomUUID();
     held.set(who, holding + 1);
     const expiry = setTimeout(() => void drop(token), connectMs).unref();
-    reservations.set(token, { who, expiry, running: new Set() });
+    reservations.set(token, new Reservation(who, expiry));
     return token;
   };
 
@@ -182,14 +238,14 @@ export function useGraphQLSseSingleConnection({
           authenticate: (req) => (req.method === 'PUT' ? reserve(req.raw) : tokenOf(req)),
           async onSubscribe(req, params) {
             // graphql-sse calls this only for a token it knows, which it may still know while its stream is ending.
-            const running = reservations.get(tokenOf(req))?.running;
-            if (!running) return streamEnded;
-            if (running.size >= maxOperations)
+            const reservation = reservations.get(tokenOf(req));
+            if (!reservation) return streamEnded;
+            if (reservation.running.size >= maxOperations)
               return {
                 data: null,
                 errors: [graphQLError('BUSY', `at most ${maxOperations} operations per connection`)],
               };
-            const counted = new Operation(running);
+            const counted = new Operation(reservation);
             const server = (serverContexts.get(req.raw) ?? {}) as RateLimitedContext & Record<string, unknown>;
             try {
               // As over HTTP and WebSocket (yoga's parameters phase does not run here): a hash sent with a query must
@@ -252,8 +308,16 @@ export function useGraphQLSseSingleConnection({
         clearTimeout(reservation.expiry);
         const end = () => release(token);
         request.signal.addEventListener('abort', end, { once: true });
+        // Each chunk is one message of graphql-sse's queue, pulled as the socket drains: one sent.
+        const sent = new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            controller.enqueue(chunk);
+            reservation.sent();
+          },
+          flush: end,
+        });
         payload.endResponse(
-          new Response(response.body.pipeThrough(new TransformStream({ flush: end })), {
+          new Response(response.body.pipeThrough(sent), {
             status: response.status,
             headers: response.headers,
           }),
