@@ -74,7 +74,10 @@ export interface LiveSearchDeps {
 
 /** A subscriber's share of its live query's moves: the documents changed since it last looked. */
 interface Subscriber {
-  /** Ids of documents written since the subscriber's last delivery; 'all' after a gap in a change log, or past TOUCHED_MAX. */
+  /**
+   * Ids of documents written since the subscriber's last delivery; 'all' after a gap in a change log, or past
+   * TOUCHED_MAX.
+   */
   touched: Set<string> | 'all';
   wake(): void;
 }
