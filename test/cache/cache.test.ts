@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { eventually, redisEnv, uniqueName, uniquePrefix } from '../support/app.js';
+import { doorbellsSettled, eventually, redisEnv, uniqueName, uniquePrefix } from '../support/app.js';
 import { spawnEntry } from '../support/entries.js';
 import { disposeLater } from '../support/dispose.js';
 import { startTestServices } from '../support/services.js';
@@ -163,6 +163,7 @@ describe('negative entries', () => {
 describe('invalidation', () => {
   it('drops the entry and every process’s in-memory copy: the other process shows the change within a second', async () => {
     const [a, b] = twoProcesses();
+    await doorbellsSettled(a, b); // a resync drops what a process keeps in memory
     const options = { name: 'votes', ttlMs: 60_000, memory: { entries: 100, ttlMs: 60_000 } };
     const ca = a.services.caches.cache<{ votes: number }>(options);
     const cb = b.services.caches.cache<{ votes: number }>(options);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { chatCommands } from '../../src/redis/chat/commands.js';
 import { keyspace, type Keyspace } from '../../src/redis/keys.js';
 import { keysOf } from '../support/keys.js';
-import { killDoorbells, startTestApp } from '../support/app.js';
+import { killDoorbells, startTestApp, uniqueName } from '../support/app.js';
 import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 
 describe('mailbox poller', () => {
@@ -72,5 +72,23 @@ describe('mailbox poller', () => {
     );
     expect(live.items.map((m) => m.id)).toEqual([...live.items.map((m) => m.id)].sort((x, y) => x - y));
     expect(live.closed).toBeNull();
+  });
+
+  it('is settled once its doorbells are up and both reads after they came back are done, and not before', async () => {
+    const t = await startTestApp({ POLL_AUDIT_MS: '3600000' });
+    const { poller } = t.app.services;
+    let told = 0;
+    poller.listen(
+      { channel: uniqueName('quiet') },
+      () => undefined,
+      () => told++,
+    );
+    await expect.poll(() => poller.doorbells().settled, { timeout: 10_000 }).toBe(true);
+    const before = told;
+    await expect.poll(() => killDoorbells(t), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => poller.doorbells().settled).toBe(false);
+    await expect.poll(() => poller.doorbells().settled, { timeout: 10_000 }).toBe(true);
+    // Its listeners were told that messages may have been lost, at once and again a second later.
+    expect(told).toBeGreaterThanOrEqual(before + 2);
   });
 });

@@ -10,7 +10,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { closeRedisClient, createRedisClient, type RedisClient } from '../../src/redis/clients.js';
 import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
-import { postGraphQL, signUp, uniquePrefix, wsClient, type GraphQLResponse } from './clients.js';
+import type { MailboxPoller } from '../../src/services/mailbox/poller.js';
+import { eventually, postGraphQL, signUp, uniquePrefix, wsClient, type GraphQLResponse } from './clients.js';
 import { disposeLater } from './dispose.js';
 import { LIMITS_OFF } from './limits.js';
 import type { TestRedis } from './redis-servers.js';
@@ -102,6 +103,16 @@ export async function startTestApp(
     },
     close,
   };
+}
+
+/**
+ * Resolves once each process's doorbell connection is up and its resyncs are over. Each resync drops the in-memory
+ * copies of the shared cache, the first connection's included (about a second after a process starts), so a test
+ * that counts memory hits starts after them.
+ */
+export async function doorbellsSettled(...processes: { services: { poller: MailboxPoller } }[]): Promise<void> {
+  const settled = () => processes.every((p) => p.services.poller.doorbells().settled);
+  if (!(await eventually(() => Promise.resolve(settled())))) throw new Error('the doorbells did not settle in 5 s');
 }
 
 /** Kills this app's doorbell connections (every shard's, on a cluster) with CLIENT KILL; how many it killed. */

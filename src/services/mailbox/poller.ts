@@ -70,6 +70,9 @@ export class MailboxPoller {
   private lastError = '';
   /** Counts the doorbell connection's closes: rings sent while it was down are lost. */
   private doorbellConnection = 0;
+  /** Resyncs whose second read is still to come, and whether the connection has come up once (a first resync). */
+  private resyncing = 0;
+  private resynced = false;
 
   private readonly commands: MailboxCommands;
   private readonly options: PollerOptions;
@@ -144,10 +147,12 @@ export class MailboxPoller {
 
   /**
    * Whether rings reach this process now, and which doorbell connection this is: something learnt under an
-   * earlier connection may have missed a ring while that one was down.
+   * earlier connection may have missed a ring while that one was down. `settled`: up, and no resync under way (each
+   * tells the listeners of `listen` that messages may have been lost, a process's first connection included).
    */
-  doorbells(): { up: boolean; connection: number } {
-    return { up: this.commands.doorbells.up(), connection: this.doorbellConnection };
+  doorbells(): { up: boolean; connection: number; settled: boolean } {
+    const up = this.commands.doorbells.up();
+    return { up, connection: this.doorbellConnection, settled: up && this.resynced && this.resyncing === 0 };
   }
 
   /** How many head keys and doorbell channels are watched (for logs and tests). */
@@ -221,8 +226,13 @@ export class MailboxPoller {
       for (const missed of this.missed) missed();
       this.enqueue(() => this.read([...this.watched.keys()]));
     };
+    this.resynced = true;
+    this.resyncing++;
     all();
-    setTimeout(all, RESYNC_AGAIN_MS).unref();
+    setTimeout(() => {
+      this.resyncing--;
+      all();
+    }, RESYNC_AGAIN_MS).unref();
   }
 
   /** The audit's next step: the next slice of the watched heads, so that each is read once per `auditMs`. */
