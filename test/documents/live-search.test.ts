@@ -11,7 +11,7 @@ import { gql } from '@apollo/client';
 import { crc32 } from 'node:zlib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { MailboxCommands } from '../../src/redis/mailbox/commands.js';
-import { sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
+import { doorbellsSettled, sseSubscribe, startTestApp, wsClient, type TestApp } from '../support/app.js';
 import { apply, twoProcesses } from './live-processes.js';
 import { record, type Recorder } from '../support/chats.js';
 import { DOCUMENT_SORTS, type DocumentSort } from '../../src/services/documents/sorts.js';
@@ -362,6 +362,8 @@ describe('a reader that falls behind the change log', () => {
       // More writes in one shard than its log keeps, heard late: the entries past the cursor are trimmed first.
       const shard = (id: string) => crc32(id) % slow.config.search.shards;
       const ids = Array.from({ length: 5000 }, (_, i) => `gap-${i}`).filter((id) => shard(id) === shard('g-0'));
+      // A resync (one comes about a second after a process starts) would read the heads while they are held.
+      await doorbellsSettled(slow.app);
       const resume = (slow.app.services.poller as unknown as { commands: MailboxCommands }).commands.doorbells.hold();
       const { documents } = slow.app.services;
       for (let i = 0; i < 1100; i += 50)
