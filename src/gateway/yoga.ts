@@ -146,8 +146,20 @@ export function createGatewayYoga({
     plugins: [
       ...(tracing ? [tracing.plugin] : []),
       useBadRequestCode(),
-      // The multipart envelope around an upload gets 64 KiB beyond the file itself.
-      useBodyLimits({ uploads: config.accessLogs.uploadMaxBytes + 65_536, others: config.limits.requestBytes }),
+      useBodyLimits({
+        // The multipart envelope around an upload gets 64 KiB beyond the file itself.
+        uploads: config.accessLogs.uploadMaxBytes + 65_536,
+        others: config.limits.requestBytes,
+        // uploadAccessLog is for admins; the rate limit and the context reuse the caller's authentication.
+        mayUpload: async (serverContext, request) => {
+          const server = serverContext as RateLimitedContext;
+          const { viewer } = await (server.authentication ??= authenticate(
+            services,
+            request.headers.get('authorization'),
+          ));
+          return viewer !== null && services.admins.isAdmin({ username: viewer.username });
+        },
+      }),
       // Before useHttpMediaTypes, which answers 406 to a stream that no processor took.
       useMultipartSubscriptions({ heartbeatMs: config.multipart.heartbeatMs, log }),
       useHttpMediaTypes(),

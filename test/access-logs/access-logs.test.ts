@@ -44,7 +44,7 @@ async function upload(app: TestApp, token: string, name: string, body: Buffer) {
   form.append('0', new Blob([new Uint8Array(body)]), name);
   const res = await fetch(app.url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'graphql-require-preflight': '1' },
+    headers: { ...(token && { authorization: `Bearer ${token}` }), 'graphql-require-preflight': '1' },
     body: form,
   });
   return {
@@ -395,6 +395,12 @@ describe('access-log analytics', () => {
       (await upload(t, user.token, 'x.log', Buffer.from('10.0.0.1 2026-11-20 00:00:00 view\n'))).errors?.[0]?.extensions
         ?.code,
     ).toBe('FORBIDDEN');
+    // Only an admin's multipart body may pass MAX_REQUEST_BYTES (1 MiB): anybody else's is refused before it is read.
+    const past = Buffer.alloc(t.config.limits.requestBytes + 1, 'a');
+    for (const token of [user.token, '']) {
+      const refused = await upload(t, token, 'x.log', past);
+      expect([refused.status, refused.errors?.[0]?.extensions?.code]).toEqual([413, 'BAD_USER_INPUT']);
+    }
     const oversized = await upload(t, admin, 'big.log', Buffer.alloc(4_000_001, 'a'));
     expect(oversized.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     const k = keysOf(t.config.keyPrefix).accessLogs();

@@ -1,6 +1,7 @@
 /**
- * Request body limits, in place of yoga's single one (maxRequestBodySize: false): file uploads (multipart) up to
- * `uploads`, every other request up to `others` (MAX_REQUEST_BYTES). A declared Content-Length is checked as it
+ * Request body limits, in place of yoga's single one (maxRequestBodySize: false): file uploads (multipart from a
+ * caller who may upload: an admin) up to `uploads`, every other request up to `others` (MAX_REQUEST_BYTES), a
+ * multipart one from anybody else included. A declared Content-Length is checked as it
  * is (Node's HTTP parser reads no more than it); only a body without one (chunked) is counted as it is read,
  * where yoga's own limit wrapped every body in a counting stream.
  */
@@ -43,15 +44,28 @@ export function boundedRequest(request: Request, limit: number, fetchAPI: { Requ
   return new fetchAPI.Request(request.url, init);
 }
 
-export function useBodyLimits(limits: { uploads: number; others: number }): Plugin {
+export function useBodyLimits(limits: {
+  uploads: number;
+  others: number;
+  /** Whether the caller of a multipart request may upload (false when that cannot be told). */
+  mayUpload: (serverContext: object, request: Request) => Promise<boolean>;
+}): Plugin {
+  const bound = ({ request, requestParser, setRequestParser, fetchAPI }: RequestParse, limit: number) => {
+    // Without a parser nothing reads the body here: only a declared length is checked.
+    if (!requestParser && !request.headers.has('content-length')) return;
+    const bounded = boundedRequest(request, limit, fetchAPI);
+    if (bounded !== request && requestParser) setRequestParser(() => requestParser(bounded));
+  };
   return {
-    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
-      const multipart = request.headers.get('content-type')?.toLowerCase().startsWith('multipart/form-data');
-      const limit = multipart ? limits.uploads : limits.others;
-      // Without a parser nothing reads the body here: only a declared length is checked.
-      if (!requestParser && !request.headers.has('content-length')) return;
-      const bounded = boundedRequest(request, limit, fetchAPI);
-      if (bounded !== request && requestParser) setRequestParser(() => requestParser(bounded));
+    onRequestParse(parse) {
+      const multipart = parse.request.headers.get('content-type')?.toLowerCase().startsWith('multipart/form-data');
+      if (!multipart) return bound(parse, limits.others);
+      return limits
+        .mayUpload(parse.serverContext, parse.request)
+        .catch(() => false)
+        .then((may) => bound(parse, may ? limits.uploads : limits.others));
     },
   };
 }
+
+type RequestParse = Parameters<NonNullable<Plugin['onRequestParse']>>[0];
