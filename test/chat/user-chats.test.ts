@@ -1,6 +1,7 @@
 /**
  * A user is in at most MAX_USER_CHATS chats: createChat (for the creator and for each member), addChatMember and
- * joinChat refuse one more with CONFLICT, and write nothing (no chat, no index entry, no membership).
+ * joinChat refuse one more with CONFLICT, and write nothing (no chat, no index entry, no membership). A chat has at
+ * most MAX_CHAT_MEMBERS members: createChat with more is BAD_USER_INPUT, and adding to or joining a full chat CONFLICT.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keysOf } from '../support/keys.js';
@@ -93,5 +94,33 @@ describe('MAX_USER_CHATS (3 here)', () => {
     expect((await t.gql(LEAVE, { c: open }, bob.token)).errors).toBeUndefined();
     const fourth = await createChat(t, carol.token, [bob.username]);
     expect(await chatsOf(bob.token)).toEqual([bobs[0]!, bobs[1]!, fourth].sort());
+  });
+});
+
+describe('MAX_CHAT_MEMBERS (3 here)', () => {
+  it('refuses createChat with more (BAD_USER_INPUT), and addChatMember or joinChat to a full chat (CONFLICT), writing nothing', async () => {
+    const small = await startTestApp({ MAX_CHAT_MEMBERS: '3' });
+    const [ann, bob, carol, dan] = await Promise.all([small.signUp(), small.signUp(), small.signUp(), small.signUp()]);
+    const tooMany = await small.gql(CREATE_CHAT, { m: [bob.username, carol.username, dan.username] }, ann.token);
+    expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(tooMany.errors?.[0]?.message).toBe('members: a chat has at most 3 members');
+
+    const full = await createChat(small, ann.token, [bob.username, carol.username], undefined, true);
+    const refusals = [
+      await small.gql(ADD, { c: full, u: dan.username }, ann.token),
+      await small.gql(JOIN, { c: full }, dan.token),
+    ];
+    for (const r of refusals) {
+      expect(r.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+      expect(r.errors?.[0]?.message).toBe(`chat ${full} is full`);
+    }
+    expect(await small.redis.zcard(keysOf(small.config.keyPrefix).user(dan.username).chats)).toBe(0);
+    const count = async () =>
+      (await small.gql<{ chat: { memberCount: number } }>(CHAT, { c: full }, ann.token)).data!.chat.memberCount;
+    expect(await count()).toBe(3);
+    // A member leaving makes room.
+    expect((await small.gql(LEAVE, { c: full }, carol.token)).errors).toBeUndefined();
+    expect((await small.gql(JOIN, { c: full }, dan.token)).errors).toBeUndefined();
+    expect(await count()).toBe(3);
   });
 });

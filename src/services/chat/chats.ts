@@ -131,7 +131,7 @@ function refusal(
     case STATUS.NOT_PUBLIC:
       return forbidden(`chat ${chatId} is not public; a member must add you`);
     case STATUS.FULL:
-      return badInput('chatId', `chat ${chatId} is full`);
+      return conflict(`chat ${chatId} is full`);
     case STATUS.NOT_CREATOR:
       return forbidden(`only the creator of chat ${chatId} removes members`);
     case STATUS.NO_SUCH_MEMBER:
