@@ -257,7 +257,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   scheduleMessage: t.withAuth({ signedIn: true }).field({
     type: ScheduledMessageType,
-    description: `A member schedules a message (as sendMessage) for \`sendAt\`: in the past means now, at most ${AHEAD_MAX_MS / DAY_MS} days ahead; at most ${PENDING_MAX} pending per chat.`,
+    description: `A member schedules a message (as sendMessage) for \`sendAt\`: in the past means now, at most ${AHEAD_MAX_MS / DAY_MS} days ahead; at most ${PENDING_MAX} pending per sender and chat.`,
     args: {
       chatId: t.arg.id({ required: true }),
       text: t.arg.string({ required: true }),
