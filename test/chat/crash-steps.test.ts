@@ -1,7 +1,7 @@
 /**
  * Operations that span a chat's slot and a user's slot run as ordered single-slot steps. These tests stop an
  * operation between its steps (by running only the first step's script, as a process killed there would) and
- * show that the result repeats work and never loses it.
+ * show that the result repeats work and never loses it; and a leave and an add whose steps interleave.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chatCommands, type ChatCommands } from '../../src/redis/chat/commands.js';
@@ -71,6 +71,33 @@ describe('a crash between the steps of', () => {
     });
     const chats = await t.gql<{ chats: { id: string }[] }>('{ chats { id } }', {}, bob.token);
     expect(chats.data?.chats.map((x) => x.id)).toEqual([chatId]);
+  });
+
+  it('a leave whose index step runs between the two steps of a concurrent add: the add puts the entry back', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username], 'hi');
+    await commands.leaveChat({ chatId, member: bob.username, history: 5, by: '' }); // bob's leave, step 1
+    // ann adds bob back: her index step finds the leave's entry still there; bob's leave, step 2, runs just after
+    // it (removing the entry: bob is no member yet), then her chat step.
+    const chats = t.app.services.chats as unknown as {
+      commands: ChatCommands;
+      unindex(a: { user: string; chatId: string }): Promise<void>;
+    };
+    const { joinChat } = chats.commands;
+    chats.commands.joinChat = async (a) => {
+      chats.commands.joinChat = joinChat;
+      await chats.unindex({ user: bob.username, chatId });
+      return joinChat(a);
+    };
+    const added = await t.gql(
+      'mutation($c: ID!, $u: String!) { addChatMember(chatId: $c, username: $u) { id } }',
+      { c: chatId, u: bob.username },
+      ann.token,
+    );
+    expect(added.errors).toBeUndefined();
+    expect(chats.commands.joinChat).toBe(joinChat); // the interleaving ran
+    const listed = await t.gql<{ chats: { id: string }[] }>('{ chats { id } }', {}, bob.token);
+    expect(listed.data?.chats.map((x) => x.id)).toEqual([chatId]);
   });
 
   it('a send that claimed gap notifications and died before delivering them: a later send delivers them', async () => {

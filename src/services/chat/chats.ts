@@ -536,6 +536,11 @@ export class ChatService {
     if (!(await this.commands.unindexChat({ user, chatId }))) return;
     const [state] = await this.states(user, { chatIds: [chatId] });
     if (state?.readUpTo === null || state?.readUpTo === undefined) return;
+    await this.reindex({ user, chatId });
+  }
+
+  /** Puts a member's index entry back if it is missing; past MAX_USER_CHATS it stays out (logged). */
+  private async reindex({ user, chatId }: { user: string; chatId: string }): Promise<void> {
     const back = await this.commands.indexChat({ user, chatId, maxChats: this.limits.maxUserChats });
     if (isRefused(back)) this.log.warn({ user, chatId }, 'a member left out of their full index of chats');
   }
@@ -551,12 +556,17 @@ export class ChatService {
 
   /**
    * Index first (refused past MAX_USER_CHATS, before anything is written), then the chat; undoes the index entry it
-   * wrote if the chat refuses. Returns whether added.
+   * wrote if the chat refuses. An entry found already there may be a concurrent leave's, which that leave removes
+   * once it has seen the user is no member: so an add that found one writes it again after the chat's step. Returns
+   * whether added.
    */
   private async enter({ chatId, user, by }: { chatId: string; user: string; by: string }): Promise<boolean> {
     const indexed = await this.index({ user, chatId, actor: by || user });
     const joined = await this.commands.joinChat({ chatId, user, by, maxMembers: this.limits.maxMembers });
-    if (!isRefused(joined)) return joined.added;
+    if (!isRefused(joined)) {
+      if (joined.added && !indexed) await this.reindex({ user, chatId });
+      return joined.added;
+    }
     if (indexed) await this.unindex({ user, chatId });
     throw refusal(joined, { chatId });
   }
