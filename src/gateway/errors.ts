@@ -86,7 +86,13 @@ export function maskError(error: unknown, message: string): Error {
   if (!isGraphQLError(error)) return createGraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   const original = error.originalError;
   if (AppError.is(original)) return error; // already carries the AppError's extensions
-  if (isGraphQLError(original)) return maskError(original, message);
+  if (isGraphQLError(original)) {
+    const masked = maskError(original, message);
+    if (masked !== original) return masked;
+    // Expected inside (a variable's value a scalar refused): the outer error, which names the variable, keeps its code.
+    (error.extensions as Record<string, unknown>).code = original.extensions.code;
+    return error;
+  }
   if (original) {
     return createGraphQLError(message, {
       nodes: error.nodes,
@@ -110,10 +116,25 @@ export function publicCode(error: unknown): string {
 /**
  * Gives every validation failure (unknown fields, wrong argument types, graphql-armor's limits) the public
  * code BAD_USER_INPUT, on HTTP and WebSocket alike. It runs before yoga's own hook, which only sets a code
- * where none is set. A document nested so deeply that the parser runs out of stack is BAD_USER_INPUT too.
+ * where none is set. A document nested so deeply that the parser runs out of stack is BAD_USER_INPUT too, and so are
+ * `variables` or `extensions` that are not JSON in a GET's query string or a form body (yoga's parser lets
+ * JSON.parse's error through, which would be masked as unexpected).
  */
 export function useBadRequestCode(): Plugin {
   return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (!requestParser) return;
+      setRequestParser(async (request) => {
+        try {
+          return await requestParser(request);
+        } catch (err) {
+          if (!(err instanceof SyntaxError)) throw err;
+          throw createGraphQLError(`variables or extensions: not JSON (${err.message})`, {
+            extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+          });
+        }
+      });
+    },
     onParse() {
       return ({ result, replaceParseResult }) => {
         if (result instanceof RangeError)

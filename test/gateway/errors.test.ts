@@ -5,8 +5,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueName, wsRequest, type GraphQLResponse, type TestApp } from '../support/app.js';
 
 let t: TestApp;
+/** What the gateway logged at error level or above (its message, or its error's). */
+const errorLines: string[] = [];
 beforeAll(async () => {
-  t = await startTestApp({ MAX_REQUEST_BYTES: '65536' });
+  const log = pino(
+    { level: 'info' },
+    {
+      write: (line: string) => {
+        const l = JSON.parse(line) as { level: number; msg?: string; err?: { message?: string } };
+        if (l.level >= 50) errorLines.push(l.err?.message ?? l.msg ?? '');
+      },
+    },
+  );
+  t = await startTestApp({ MAX_REQUEST_BYTES: '65536' }, log);
 });
 
 async function raw(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
@@ -41,7 +52,12 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     ],
     ['a missing required variable', '{"query": "query($p: String!) { users(prefix: $p) { id } }"}'],
     ['an unknown operation name', '{"query": "query A { me { id } }", "operationName": "B"}'],
+    [
+      'an Int variable past 2^31',
+      '{"query": "query($n: Int) { users(prefix: \\"a\\", first: $n) { id } }", "variables": {"n": 2147483648}}',
+    ],
   ])('%s', async (_what, body) => {
+    const logged = errorLines.length;
     const r = await raw(body);
     expect(r.status).toBeGreaterThanOrEqual(200);
     expect(r.status).toBeLessThan(500);
@@ -49,6 +65,36 @@ describe('malformed requests get a clear error and never crash the gateway', () 
     for (const e of r.json!.errors!) expect(e.extensions?.code).toBe('BAD_USER_INPUT');
     expect(r.text).not.toMatch(/\bat .*\.(ts|js):\d+/); // no stack trace
     expect((await t.gql('{ maintenance }')).data).toEqual({ maintenance: false }); // still serving
+    expect(errorLines.slice(logged)).toEqual([]); // expected: nothing for an operator to look at
+  });
+
+  it('names the variable whose value its type refuses', async () => {
+    const r = await raw(
+      '{"query": "query($n: Int) { users(prefix: \\"a\\", first: $n) { id } }", "variables": {"n": "ten"}}',
+    );
+    expect(r.json?.errors?.[0]?.message).toMatch(/^Variable "\$n" got invalid value "ten"/);
+  });
+
+  it.each([
+    ['GET', (v: string) => fetch(`${t.url}?query=${encodeURIComponent('{ maintenance }')}&${v}`)],
+    [
+      'a form',
+      (v: string) =>
+        fetch(t.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `query=${encodeURIComponent('{ maintenance }')}&${v}`,
+        }),
+    ],
+  ])('refuses variables or extensions that are not JSON over %s with 400 BAD_USER_INPUT', async (_how, send) => {
+    for (const param of ['variables=%7B', 'extensions=%7B']) {
+      const logged = errorLines.length;
+      const res = await send(param);
+      const body = (await res.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };
+      expect([res.status, body.errors?.[0]?.extensions?.code]).toEqual([400, 'BAD_USER_INPUT']);
+      expect(body.errors?.[0]?.message).toMatch(/^variables or extensions: not JSON/);
+      expect(errorLines.slice(logged)).toEqual([]);
+    }
   });
 
   it('refuses documents with too many aliases or tokens before executing them', async () => {
