@@ -10,7 +10,7 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
 import type { Context, SignedIn } from '../context.js';
-import { forbidden, unauthenticated } from '../errors.js';
+import { badInput, forbidden, unauthenticated } from '../errors.js';
 
 const ROOTS = new Set(['Query', 'Mutation', 'Subscription']);
 
@@ -45,11 +45,30 @@ export const builder = new SchemaBuilder<{
 
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);
-// yoga turns the parts of a multipart request (the GraphQL multipart request spec) into File values.
+/**
+ * A file part of a multipart request (the GraphQL multipart request spec), as yoga's parser gives it: a fetch API File
+ * (@whatwg-node's on Node, not an instance of Node's global class), which has what no JSON value or text part has, a
+ * `stream` method. Anything else, a literal included, is refused naming the argument: the only File argument is
+ * uploadAccessLog's `file`.
+ */
+function isFile(value: unknown): value is File {
+  if (typeof value !== 'object' || value === null) return false;
+  const { name, size, stream } = value as Partial<Record<keyof File, unknown>>;
+  return typeof name === 'string' && typeof size === 'number' && typeof stream === 'function';
+}
+const notAFile = () => badInput('file', 'must be a file part of a multipart request');
+
 builder.scalarType('File', {
   description: 'A file sent as a part of a multipart request.',
   serialize: () => {
     throw new Error('File is an input type');
+  },
+  parseValue: (value) => {
+    if (!isFile(value)) throw notAFile();
+    return value;
+  },
+  parseLiteral: () => {
+    throw notAFile();
   },
 });
 

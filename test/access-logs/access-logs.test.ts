@@ -4,7 +4,8 @@
  * the same day doubles them; malformed lines are reported; the file leaves Redis, also when the last share's release
  * failed once (the repeat releases it, one notification); an upload whose uploader died before announcing it is
  * failed past its deadline, giving its bytes back; so is an upload whose gzip file cannot be read, and the uploads
- * behind it are processed; a share finished after the release counts nothing; admins only; size bounds.
+ * behind it are processed; a share finished after the release counts nothing; admins only; size bounds; a file
+ * argument that is no file part is refused.
  */
 import { gzipSync } from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { CityImport } from '../../src/services/geo/geo-import.js';
 import type { Worker } from '../../src/worker/worker.js';
 import { startWorker } from '../../src/worker/start.js';
 import { eventually, startTestApp, uniqueName, type TestApp } from '../support/app.js';
+import { prefixMemory } from '../support/clients.js';
 
 const UPLOAD = 'mutation($f: File!) { uploadAccessLog(file: $f) { id filename bytes status } }';
 const VISITS = 'query($d: String!, $l: GeoLevel) { dailyVisits(day: $d, level: $l, first: 1000) { place count } }';
@@ -42,6 +44,11 @@ async function upload(app: TestApp, token: string, name: string, body: Buffer) {
   form.append('operations', JSON.stringify({ query: UPLOAD, variables: { f: null } }));
   form.append('map', JSON.stringify({ 0: ['variables.f'] }));
   form.append('0', new Blob([new Uint8Array(body)]), name);
+  return postForm(app, token, form);
+}
+
+/** POSTs a multipart request (the GraphQL multipart request spec) as `token`. */
+async function postForm(app: TestApp, token: string, form: FormData) {
   const res = await fetch(app.url, {
     method: 'POST',
     headers: { ...(token && { authorization: `Bearer ${token}` }), 'graphql-require-preflight': '1' },
@@ -51,7 +58,7 @@ async function upload(app: TestApp, token: string, name: string, body: Buffer) {
     status: res.status,
     ...((await res.json()) as {
       data?: { uploadAccessLog: { id: string; bytes: number; status: string } } | null;
-      errors?: { extensions?: { code?: string } }[];
+      errors?: { message: string; extensions?: { code?: string; argument?: string } }[];
     }),
   };
 }
@@ -413,5 +420,29 @@ describe('access-log analytics', () => {
     const line = Buffer.alloc(1600, 'x'); // two would hold 3200 bytes
     expect((await upload(idle, boss, uniqueName('a'), line)).data?.uploadAccessLog.status).toBe('PROCESSING');
     expect((await upload(idle, boss, uniqueName('b'), line)).errors?.[0]?.extensions?.code).toBe('BUSY');
+  });
+
+  it('refuses a file argument that is no file part (a string, an object, a text part) with BAD_USER_INPUT, writing nothing', async () => {
+    // An app of its own: no upload has made its processing chat yet, and its keys are those written here.
+    const fresh = await startTestApp({ ADMIN_USERS: 'boss' });
+    const boss = (await fresh.signUp('boss')).token;
+    const before = (await prefixMemory(fresh.redis, fresh.config.keyPrefix)).keys.sort();
+    const asVariable = (f: unknown) => {
+      const form = new FormData();
+      form.append('operations', JSON.stringify({ query: UPLOAD, variables: { f } }));
+      return form;
+    };
+    const textPart = asVariable(null);
+    textPart.append('map', JSON.stringify({ 0: ['variables.f'] }));
+    textPart.append('0', '10.0.0.1 2026-11-20 00:00:00 view');
+    for (const form of [asVariable('x'), asVariable({ name: 'x' }), textPart]) {
+      const [error] = (await postForm(fresh, boss, form)).errors ?? [];
+      expect(error?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'file' });
+      expect(error?.message).toContain('file: ');
+    }
+    // Nor as a literal.
+    const literal = await fresh.gql('mutation { uploadAccessLog(file: "x") { id } }', {}, boss);
+    expect(literal.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((await prefixMemory(fresh.redis, fresh.config.keyPrefix)).keys.sort()).toEqual(before);
   });
 });
