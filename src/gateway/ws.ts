@@ -9,13 +9,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import type {
-  DocumentNode,
-  ExecutionArgs,
-  GraphQLError,
-  GraphQLSchema,
-  parse as graphqlParse,
-  validate as graphqlValidate,
+import {
+  getOperationAST,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLError,
+  type GraphQLSchema,
+  type parse as graphqlParse,
+  type validate as graphqlValidate,
 } from 'graphql';
 import { isAsyncIterable } from 'graphql-yoga';
 import type { SubscribePayload, Context as WsContext } from 'graphql-ws';
@@ -159,6 +160,10 @@ export function serveWebSocket(
       document = parse(query);
       const errors = validate(schema, document);
       if (errors.length > 0) return refused(errors);
+      // Several operations and no operationName, or a name not in the document: graphql-ws would answer it without
+      // a code. HTTP's answer (yoga's).
+      if (!getOperationAST(document, payload.operationName))
+        return refused([graphQLError('BAD_USER_INPUT', 'Could not determine what operation to execute.')]);
     } catch (err) {
       return refused([maskError(err, 'Unexpected error.') as GraphQLError]);
     }

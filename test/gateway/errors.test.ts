@@ -216,13 +216,15 @@ describe('malformed requests get a clear error and never crash the gateway', () 
 });
 
 describe('malformed operations over WebSocket', () => {
-  it.each([
+  it.each<[string, string, string?]>([
     ['a syntax error', '{ me { id '],
     ['an unknown field', '{ nope }'],
     ['too many aliases', `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: maintenance`).join(' ')} }`],
-  ])('%s gets BAD_USER_INPUT and the socket stays usable', async (_what, query) => {
+    ['two operations and no operationName', 'query A { maintenance } query B { maintenance }'],
+    ['an operationName not in the document', 'query A { maintenance }', 'B'],
+  ])('%s gets BAD_USER_INPUT and the socket stays usable', async (_what, query, operationName) => {
     const client = t.wsClient();
-    const r = await wsRequest(client, query);
+    const r = await wsRequest(client, query, undefined, operationName);
     expect(r.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(await wsRequest(client, '{ maintenance }')).toEqual({ data: { maintenance: false } });
   });

@@ -249,16 +249,17 @@ export function requestLog(): { log: Logger; since: () => number; requests: (mar
   };
 }
 
-/** Runs one query or mutation over a graphql-ws client and resolves with its single result. */
+/** Runs one query or mutation (`operationName`, when given) over a graphql-ws client; resolves with its single result. */
 export function wsRequest<T = Record<string, unknown>>(
   client: Client,
   query: string,
   variables?: Record<string, unknown>,
+  operationName?: string,
 ): Promise<Omit<GraphQLResponse<T>, 'status' | 'text'>> {
   return new Promise((resolve, reject) => {
     let result: Omit<GraphQLResponse<T>, 'status' | 'text'> | undefined;
     client.subscribe<T>(
-      { query, variables },
+      { query, variables, operationName },
       {
         next: (value) => (result = value as Omit<GraphQLResponse<T>, 'status' | 'text'>),
         error: (err) =>
