@@ -7,10 +7,10 @@
  */
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import type { GraphQLResolveInfo } from 'graphql';
+import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
 import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
 import type { Context, SignedIn } from '../context.js';
-import { badInput, forbidden, unauthenticated } from '../errors.js';
+import { forbidden, unauthenticated } from '../errors.js';
 
 const ROOTS = new Set(['Query', 'Mutation', 'Subscription']);
 
@@ -48,15 +48,15 @@ builder.addScalarType('JSON', JSONResolver);
 /**
  * A file part of a multipart request (the GraphQL multipart request spec), as yoga's parser gives it: a fetch API File
  * (@whatwg-node's on Node, not an instance of Node's global class), which has what no JSON value or text part has, a
- * `stream` method. Anything else, a literal included, is refused naming the argument: the only File argument is
- * uploadAccessLog's `file`.
+ * `stream` method. Anything else, a literal included, is refused as graphql-js refuses a variable's or an argument's
+ * value (BAD_USER_INPUT, naming the variable or the argument).
  */
 function isFile(value: unknown): value is File {
   if (typeof value !== 'object' || value === null) return false;
   const { name, size, stream } = value as Partial<Record<keyof File, unknown>>;
   return typeof name === 'string' && typeof size === 'number' && typeof stream === 'function';
 }
-const notAFile = () => badInput('file', 'must be a file part of a multipart request');
+const notAFile = () => new GraphQLError('File is a file part of a multipart request');
 
 builder.scalarType('File', {
   description: 'A file sent as a part of a multipart request.',

@@ -58,7 +58,7 @@ async function postForm(app: TestApp, token: string, form: FormData) {
     status: res.status,
     ...((await res.json()) as {
       data?: { uploadAccessLog: { id: string; bytes: number; status: string } } | null;
-      errors?: { message: string; extensions?: { code?: string; argument?: string } }[];
+      errors?: { message: string; extensions?: { code?: string } }[];
     }),
   };
 }
@@ -437,12 +437,13 @@ describe('access-log analytics', () => {
     textPart.append('0', '10.0.0.1 2026-11-20 00:00:00 view');
     for (const form of [asVariable('x'), asVariable({ name: 'x' }), textPart]) {
       const [error] = (await postForm(fresh, boss, form)).errors ?? [];
-      expect(error?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'file' });
-      expect(error?.message).toContain('file: ');
+      expect(error?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(error?.message).toMatch(/^Variable "\$f" got invalid value .*File is a file part of a multipart request/);
     }
     // Nor as a literal.
     const literal = await fresh.gql('mutation { uploadAccessLog(file: "x") { id } }', {}, boss);
     expect(literal.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(literal.errors?.[0]?.message).toMatch(/^Expected value of type "File!", found "x"/);
     expect((await prefixMemory(fresh.redis, fresh.config.keyPrefix)).keys.sort()).toEqual(before);
   });
 });
