@@ -122,8 +122,12 @@ export function publicCode(error: unknown): string {
  */
 export function useBadRequestCode(): Plugin {
   return {
-    onRequestParse({ requestParser, setRequestParser }) {
-      if (!requestParser) return;
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      // Only these two parse variables and extensions from a query string (a JSON body is parsed with a guard).
+      const queryString =
+        request.method === 'GET' ||
+        request.headers.get('content-type')?.toLowerCase().startsWith('application/x-www-form-urlencoded');
+      if (!requestParser || !queryString) return;
       setRequestParser(async (request) => {
         try {
           return await requestParser(request);
