@@ -83,6 +83,12 @@ export class FeedService {
         AppError.is(err) && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')
           ? new AppError('FORBIDDEN', `you are no longer a member of chat ${id}`)
           : undefined,
+      fellBehind: (id, { from, to }) =>
+        new AppError(
+          'BUSY',
+          `this subscription fell behind: messages ${from} to ${to} of chat ${id} were deleted (read on every ` +
+            'device, or past the backlog) before it sent them; subscribe again to go on from your read position',
+        ),
       batch: FEED_BATCH,
       retryMs: RETRY_MS,
       log: () => this.log.child({ viewer }),

@@ -48,6 +48,12 @@ export interface StreamOptions<T> {
    * stream with an index keeps watching the key until the index drops it; one with fixed keys pushes it and ends.
    */
   lost?(key: string, err: unknown): AppError | undefined;
+  /**
+   * For mailboxes whose ids run without holes (a chat's messages): the item that ends the stream when a read finds
+   * that items after what it delivered are gone (deleted meanwhile, as read on every device or past the backlog,
+   * while the stream waited for its client). Without it, the stream goes on from the next item there is.
+   */
+  fellBehind?(key: string, missed: { from: number; to: number }): AppError;
   /** Items per read; a mailbox with more waiting is read again after the others' turn. */
   batch: number;
   /** After a failed read (Redis away), the stream waits this long and reads again. */
@@ -273,7 +279,12 @@ export class MessageStream<T extends { id: number }> {
       throw err;
     }
     // The first read starts at the reader's position; later ones go on from what this stream delivered (another
-    // device moving the position does not hide new items from this one).
+    // device moving the position does not hide new items from this one), unless what follows it is gone.
+    const next = state.cursor === null ? undefined : batch.items.find((item) => item.id > state.cursor!);
+    if (next && next.id > state.cursor! + 1 && this.o.fellBehind) {
+      await this.push(this.o.fellBehind(key, { from: state.cursor! + 1, to: next.id - 1 }));
+      return false;
+    }
     state.cursor ??= batch.position;
     state.version = batch.more ? null : batch.version;
     state.hints = state.hints.filter((h) => state.version !== null && h.version > state.version);
