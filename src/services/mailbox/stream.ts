@@ -280,9 +280,10 @@ export class MessageStream<T extends { id: number }> {
     }
     // The first read starts at the reader's position; later ones go on from what this stream delivered (another
     // device moving the position does not hide new items from this one), unless what follows it is gone.
-    const next = state.cursor === null ? undefined : batch.items.find((item) => item.id > state.cursor!);
-    if (next && next.id > state.cursor! + 1 && this.o.fellBehind) {
-      await this.push(this.o.fellBehind(key, { from: state.cursor! + 1, to: next.id - 1 }));
+    const sent = state.cursor;
+    const next = sent === null ? undefined : batch.items.find((item) => item.id > sent);
+    if (sent !== null && next && next.id > sent + 1 && this.o.fellBehind) {
+      await this.push(this.o.fellBehind(key, { from: sent + 1, to: next.id - 1 }));
       return false;
     }
     state.cursor ??= batch.position;
