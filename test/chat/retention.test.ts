@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ChatCommands } from '../../src/redis/chat/commands.js';
 import { keysOf } from '../support/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { CHAT, MARK_READ, createChat, ids, range, sendMany } from '../support/chats.js';
+import { CHAT, MARK_READ, createChat, ids, range, send, sendMany } from '../support/chats.js';
 
 // A small history and backlog make trimming and the backlog bound visible.
 let t: TestApp;
@@ -63,5 +64,49 @@ describe('retention', () => {
     expect(lost).toEqual(range(1, bobView.readUpTo));
     expect(gaps.length).toBeLessThan(30); // one per tenth of the backlog, not one per message
     expect(await t.redis.hlen(keysOf(t.config.keyPrefix).chat(chatId).gaps)).toBe(0); // outbox emptied
+  });
+
+  it('gaps dropped while one is being delivered follow it: no overlap, no hole, nothing left in the outbox', async () => {
+    const [ann, bob] = await Promise.all([t.signUp(), t.signUp()]);
+    const chatId = await createChat(t, ann.token, [bob.username]);
+    await sendMany(t, ann.token, chatId, 20, 'm', 1);
+    await t.gql(MARK_READ, { c: chatId, u: 20 }, ann.token); // ann stays within the backlog: bob alone lags
+
+    // 19 concurrent sends past the backlog: the first to drop bob's oldest claims his gap, and its delivery is held
+    // (before it clears the outbox) until the other 18 sends are done, each of them dropping more meanwhile.
+    const chats = t.app.services.chats as unknown as { commands: ChatCommands };
+    const gapDelivered = chats.commands.gapDelivered.bind(chats.commands);
+    let othersDone: () => void = () => {};
+    const others = new Promise<void>((resolve) => (othersDone = resolve));
+    let held = false;
+    chats.commands.gapDelivered = async (a) => {
+      chats.commands.gapDelivered = gapDelivered;
+      held = true;
+      await others;
+      return gapDelivered(a);
+    };
+    let done = 0;
+    const sends = range(1, 19).map((i) =>
+      send(t, ann.token, chatId, `late ${i}`).then((id) => {
+        if (++done === 18) othersDone();
+        return id;
+      }),
+    );
+    expect((await Promise.all(sends)).sort((a, b) => a - b)).toEqual(range(21, 39));
+    expect(held).toBe(true);
+
+    const bobView = await view(bob.token, chatId);
+    const unread = await view(bob.token, chatId, bobView.readUpTo);
+    expect(ids(unread.messages)).toEqual(range(bobView.readUpTo + 1, 39)); // what is unread is all there
+    const notes = await t.gql<{ notifications: { kind: string; data: { from: number; to: number } }[] }>(
+      '{ notifications { kind data } }',
+      {},
+      bob.token,
+    );
+    const gaps = notes.data!.notifications.filter((n) => n.kind === 'gap').map((n) => n.data);
+    expect(gaps.length).toBeGreaterThan(1); // the held gap, then what was dropped while it was held
+    // Every id dropped is named once: the ranges, in order, are exactly 1 up to the read position.
+    expect(gaps.flatMap((g) => range(g.from, g.to)).sort((a, b) => a - b)).toEqual(range(1, bobView.readUpTo));
+    expect(await t.redis.hlen(keysOf(t.config.keyPrefix).chat(chatId).gaps)).toBe(0);
   });
 });

@@ -16,7 +16,7 @@ import { chatKeys } from './keys.js';
 
 const createChatScript = script<number>('createChat');
 const sendMessageScript = script<(number | string)[]>('sendMessage');
-const gapDeliveredScript = script<0 | 1>('gapDelivered');
+const gapDeliveredScript = script<number[]>('gapDelivered');
 const joinChatScript = script<number[]>('joinChat');
 const leaveChatScript = script<number>('leaveChat');
 const markReadScript = script<number>('markRead');
@@ -178,9 +178,19 @@ export function chatCommands(redis: RedisClient, space: Keyspace, replicated: Re
       return chatMessage({ chatId: a.chatId, json: a.data });
     },
 
-    /** Clears the gap of `member` from the chat's outbox after its delivery, unless it grew meanwhile. */
-    async gapDelivered(a: { chatId: string; member: string; from: number; to: number }): Promise<void> {
-      await gapDeliveredScript(redis, [k.chat(a.chatId).gaps], [a.member, a.from, a.to]);
+    /**
+     * Clears the gap of `member` from the chat's outbox after its delivery; when it grew meanwhile, keeps and returns
+     * the rest, claimed for `claimMs`, for the caller to deliver next (null: nothing left for the caller).
+     */
+    async gapDelivered(a: {
+      chatId: string;
+      member: string;
+      from: number;
+      to: number;
+      claimMs: number;
+    }): Promise<{ from: number; to: number } | null> {
+      const rest = await gapDeliveredScript(redis, [k.chat(a.chatId).gaps], [a.member, a.from, a.to, a.claimMs]);
+      return rest.length === 2 ? { from: rest[0]!, to: rest[1]! } : null;
     },
 
     /** Whether chat `chatId` is public; null when it does not exist. */

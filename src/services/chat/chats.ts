@@ -571,19 +571,24 @@ export class ChatService {
     throw refusal(joined, { chatId });
   }
 
-  /** Delivers claimed gaps to the users' mailboxes, then clears them from the chat's outbox. */
+  /**
+   * Delivers claimed gaps to the users' mailboxes, clearing each from the chat's outbox; what was dropped while one was
+   * being delivered follows at once, from where it ended (no later send is needed, and no id is named twice).
+   */
   private async deliverGaps(chatId: string, gaps: Sent['gaps']): Promise<void> {
     await Promise.all(
-      gaps.map(({ user, from, to }) =>
-        this.notifications
-          .notify({
+      gaps.map(async ({ user, ...claimed }) => {
+        for (let gap: { from: number; to: number } | null = claimed; gap;) {
+          const { from, to } = gap;
+          await this.notifications.notify({
             user,
             kind: 'gap',
             text: `Messages ${from} to ${to} of chat ${chatId} were dropped before you read them (backlog limit).`,
             data: { chatId, from, to },
-          })
-          .then(() => this.commands.gapDelivered({ chatId, member: user, from, to })),
-      ),
+          });
+          gap = await this.commands.gapDelivered({ chatId, member: user, from, to, claimMs: GAP_CLAIM_MS });
+        }
+      }),
     );
   }
 }
