@@ -33,11 +33,24 @@ export class LogForward {
   }
 }
 
+/**
+ * The arguments of the Redis commands that errors name (ioredis sets `command` on its errors; a cluster's error holds
+ * its last node's, an aggregate error its parts'), removed from every line: they can hold a password (HELLO 3 AUTH
+ * user password), a session token or a user's text. The command's name stays.
+ */
+const REDACTED = [
+  'err.command.args',
+  'err.*.command.args',
+  'err.aggregateErrors[*].command.args',
+  'err.errors[*].command.args',
+];
+
 export function createLogger(level: string, forward?: LogForward): Logger {
   const options = {
     level,
     timestamp: pino.stdTimeFunctions.isoTime,
     base: { pid: process.pid },
+    redact: { paths: REDACTED, remove: true },
   };
   if (!forward || level === 'silent') return pino(options);
   return pino(
