@@ -12,7 +12,14 @@ const APQ_DOCUMENT_BYTES_DEFAULT = 16 * 1024;
 /** ADS_SHARDS when unset on a cluster (one shard on any other Redis): one on each master of three (docs/ads.md). */
 const AD_SHARDS_ON_A_CLUSTER = 3;
 
-const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A whole number in decimal digits (z.coerce.number alone takes 0x1F90 and 1e3 too) from `min` to `max`. */
+const intFrom = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'a whole number in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 const list = z
   .string()
   .default('')
@@ -33,13 +40,33 @@ function toHostPort(hp: string): { host: string; port: number } {
   return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
 }
 
+/** OTEL_EXPORTER_OTLP_HEADERS (`key=value,...`, values URL-decoded) as headers; undefined when a value does not decode. */
+function otlpHeaders(headers: string): Record<string, string> | undefined {
+  try {
+    return Object.fromEntries(
+      headers
+        .split(',')
+        .filter((pair) => pair.trim())
+        .map((pair): [string, string] => {
+          const at = pair.indexOf('=');
+          return [pair.slice(0, at).trim(), decodeURIComponent(pair.slice(at + 1).trim())];
+        }),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: intFrom(0, 65535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/ })
+    .refine((url) => /^\/?\d*$/.test(new URL(url).pathname), 'its path is a database number (/0, /1, ...) or none')
+    .optional(),
   REDIS_CLUSTER_NODES: list.pipe(z.array(hostPort)),
   REDIS_SENTINELS: list.pipe(z.array(hostPort)),
   REDIS_SENTINEL_NAME: z
@@ -115,6 +142,10 @@ const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_HEADERS: z
     .string()
     .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'expected key=value pairs separated by commas')
+    .refine(
+      (headers) => otlpHeaders(headers) !== undefined,
+      'a value is not URL-encoded (a % not followed by two hex digits)',
+    )
     .optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default('redis-in-action-gateway'),
 
@@ -410,6 +441,11 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   ) {
     throw new ConfigError('invalid environment: set one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS');
   }
+  if (e.REDIS_WAIT_REPLICAS > 0 && !e.REDIS_URL && e.REDIS_CLUSTER_NODES.length + e.REDIS_SENTINELS.length === 0) {
+    throw new ConfigError(
+      'invalid environment: REDIS_WAIT_REPLICAS needs a Redis with replicas; the embedded redis-server has none',
+    );
+  }
   if (e.CHAT_HISTORY > e.CHAT_BACKLOG) {
     throw new ConfigError('invalid environment: CHAT_HISTORY must not exceed CHAT_BACKLOG');
   }
@@ -546,17 +582,10 @@ function tracingConfig(e: z.infer<typeof EnvSchema>): Config['tracing'] {
     e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
     (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
   if (!url) return undefined;
-  const headers = (e.OTEL_EXPORTER_OTLP_HEADERS ?? '')
-    .split(',')
-    .filter((pair) => pair.trim())
-    .map((pair): [string, string] => {
-      const at = pair.indexOf('=');
-      return [pair.slice(0, at).trim(), decodeURIComponent(pair.slice(at + 1).trim())];
-    });
   return {
     url,
     protocol: e.OTEL_EXPORTER_OTLP_PROTOCOL,
-    headers: Object.fromEntries(headers),
+    headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS ?? '') ?? {},
     serviceName: e.OTEL_SERVICE_NAME,
   };
 }
