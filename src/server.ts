@@ -7,7 +7,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
 import { LogForward, createLogger } from './logger.js';
-import { checkSentinels, closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
+import { checkEndpoint, closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded.js';
 import { runProcess } from './run-process.js';
 import { startWorker } from './worker/start.js';
@@ -32,7 +32,7 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
     endpoint = { kind: 'socket', path: embedded.socketPath };
   } else {
     endpoint = config.redis;
-    await checkSentinels(endpoint);
+    await checkEndpoint(endpoint);
   }
   const redis = createRedisClient(endpoint, log);
   const app = buildApp({ config, redis, log, logForward });

@@ -235,13 +235,45 @@ function observe(client: RedisClient, log: Logger, name: string): void {
   });
 }
 
+/** How a Redis refuses a connection's credentials (a wrong password, or none where one is required). */
+const REFUSED_CREDENTIALS = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/i;
+
 /**
- * Asks a Sentinel-managed master's Sentinels for it before anything starts (other endpoints pass), so that a wrong
- * master name or Sentinels out of reach stop the start with one line naming the setting, instead of a gateway that
- * retries for ever. The first Sentinel that answers decides.
+ * Checks before anything starts what retrying would never fix, so that it stops the start with one line naming the
+ * setting instead of a gateway that retries for ever: REDIS_URL's credentials (a Redis out of reach passes: it may
+ * come later, and /readyz says so meanwhile), and a Sentinel-managed master's name and Sentinels.
  */
-export async function checkSentinels(endpoint: RedisEndpoint, timeoutMs = 5000): Promise<void> {
-  if (endpoint.kind !== 'sentinel') return;
+export async function checkEndpoint(endpoint: RedisEndpoint, timeoutMs = 5000): Promise<void> {
+  if (endpoint.kind === 'sentinel') return checkSentinels(endpoint, timeoutMs);
+  if (endpoint.kind !== 'url') return;
+  const probe = new Redis(endpoint.url, {
+    connectionName: 'credentials-check',
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
+  // The connection's own error says why; connect() then fails with "Connection is closed".
+  let refusal: string | undefined;
+  probe.on('error', (err: Error) => (refusal ??= err.message));
+  try {
+    await probe.connect();
+  } catch {
+    if (refusal && REFUSED_CREDENTIALS.test(refusal))
+      throw new Error(`REDIS_URL: Redis refused its credentials (${refusal})`);
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/**
+ * Asks a Sentinel-managed master's Sentinels for it: the first Sentinel that answers decides; a wrong master name or
+ * Sentinels out of reach throw, naming the setting.
+ */
+async function checkSentinels(
+  endpoint: Extract<RedisEndpoint, { kind: 'sentinel' }>,
+  timeoutMs: number,
+): Promise<void> {
   const problems: string[] = [];
   for (const { host, port } of endpoint.sentinels) {
     const sentinel = new Redis({

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type RedisTarget } from '../config.js';
-import { checkSentinels, type RedisEndpoint } from './clients.js';
+import { checkEndpoint, type RedisEndpoint } from './clients.js';
 
 export interface EmbeddedRedis {
   socketPath: string;
@@ -103,7 +103,7 @@ async function canConnect(socketPath: string): Promise<boolean> {
  */
 export async function endpointOf(target: RedisTarget): Promise<RedisEndpoint> {
   if (target.kind === 'embedded') return { kind: 'socket', path: await runningEmbeddedRedis(target.dataDir) };
-  await checkSentinels(target);
+  await checkEndpoint(target);
   return target;
 }
 
