@@ -61,6 +61,7 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
 
   return async (signal) => {
     log.info({ signal }, 'stopping');
+    embedded?.draining();
     const started = performance.now();
     const done = (what: string) => log.info({ ms: Math.round(performance.now() - started) }, what);
     const hardDeadline = setTimeout(() => {

@@ -2,9 +2,11 @@
  * The embedded default: a `redis-server` child process on a private unix socket, persisting under DATA_DIR
  * with AOF (appendfsync everysec) and RDB snapshots, as chapter 4 of the book recommends.
  *
- * A server that dies is started again (startEmbeddedRedis). One data directory never gets two servers. `gateway.pid` names the gateway that owns the directory and
- * `redis.pid` (written by Redis) the server. On start: a live owner gateway → refuse; a server left behind
- * by a gateway that died (SIGKILL) → stop it (SIGTERM makes it persist and exit) and start our own.
+ * A server that dies is started again (startEmbeddedRedis), until the gateway is stopping. It runs in a process group
+ * of its own, so that a signal to the gateway's group (Ctrl-C in a terminal) reaches only the gateway, whose stop
+ * stops the server last. One data directory never gets two servers. `gateway.pid` names the gateway that owns the
+ * directory and `redis.pid` (written by Redis) the server. On start: a live owner gateway → refuse; a server left
+ * behind by a gateway that died (SIGKILL) → stop it (SIGTERM makes it persist and exit) and start our own.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,6 +20,8 @@ import { checkEndpoint, type RedisEndpoint } from './clients.js';
 
 export interface EmbeddedRedis {
   socketPath: string;
+  /** The gateway is stopping: a server that dies from now on is not started again. */
+  draining(): void;
   stop(): Promise<void>;
 }
 
@@ -199,7 +203,8 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
   /** Spawns a server and waits until its socket accepts connections; throws when it exits or takes too long. */
   async function spawnServer(): Promise<void> {
     rmSync(socketPath, { force: true });
-    const child = spawn(bin!, args, { stdio: 'ignore' });
+    // Its own process group: a signal to the gateway's group must not stop it while the gateway still drains.
+    const child = spawn(bin!, args, { stdio: 'ignore', detached: true });
     let exited = false;
     const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
     current = { child, exited: exitedPromise, done: () => exited };
@@ -249,6 +254,9 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
   await spawnServer();
   return {
     socketPath,
+    draining() {
+      stopping = true;
+    },
     async stop() {
       stopping = true;
       process.off('exit', onExit);

@@ -200,6 +200,17 @@ function redisServersOn(dataDir: string): number[] {
     .map(Number);
 }
 
+/**
+ * Opens a request whose body never ends, so that a graceful stop drains until SHUTDOWN_TIMEOUT_MS; resolves once the
+ * gateway has its headers (a request after it on another connection has been answered).
+ */
+async function holdRequest(url: string): Promise<void> {
+  const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000 } });
+  req.on('error', () => {}); // closed at the shutdown deadline
+  req.write('{"query":');
+  await postGraphQL(url, '{ __typename }');
+}
+
 // The embedded Redis is the same whichever Redis the project tests against; run it once.
 describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server', () => {
   const embeddedEnv = (dataDir: string) => ({ DATA_DIR: dataDir });
@@ -328,6 +339,33 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
     const { code } = await gateway.exited;
     expect(code).toBe(1);
     expect(gateway.output()).toMatch(/could not be restarted within 2000 ms/);
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it('on Ctrl-C (SIGINT to its process group) drains on its redis-server, then stops it: exit 0, nothing left', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway({ ...embeddedEnv(dataDir), SHUTDOWN_TIMEOUT_MS: '2000' }, { detached: true });
+    // The stop drains for 2 s, long past the few milliseconds a redis-server takes to stop on a signal of its own.
+    await holdRequest(gateway.url);
+    process.kill(-gateway.child.pid!, 'SIGINT');
+    const { code } = await gateway.exited;
+    expect(code, gateway.output()).toBe(0);
+    expect(gateway.output()).not.toMatch(/died; restarting/);
+    expect(gateway.output().match(/"msg":"embedded redis-server started"/g)).toHaveLength(1);
+    expect(gateway.output()).toMatch(/"msg":"embedded redis-server stopped"/);
+    expect(redisServersOn(dataDir)).toEqual([]);
+  });
+
+  it('does not restart a redis-server stopped with it (systemd KillMode=control-group signals both)', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway({ ...embeddedEnv(dataDir), SHUTDOWN_TIMEOUT_MS: '2000' });
+    await holdRequest(gateway.url);
+    const [redisPid] = redisServersOn(dataDir);
+    gateway.child.kill('SIGTERM');
+    process.kill(redisPid!, 'SIGTERM');
+    // The drain then runs without Redis (its exit code is the hard deadline's 1, hence KillMode=mixed in the README).
+    await gateway.exited;
+    expect(gateway.output()).not.toMatch(/died; restarting/);
     expect(redisServersOn(dataDir)).toEqual([]);
   });
 

@@ -8,9 +8,15 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * `entry` as a child process on this Node, with a minimal environment: a source entry (src/server.ts,
  * src/worker/main.ts, src/cli/*.ts) under tsx, as `npm run dev` runs it; a compiled one (dist/....js, made by
- * `npm run build`) as `npm start` runs it.
+ * `npm run build`) as `npm start` runs it. `detached`: in a process group of its own, as a shell runs a command, so
+ * that a test can signal the group as Ctrl-C does.
  */
-export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): ChildProcess {
+export function spawnEntry(
+  entry: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  { detached = false }: { detached?: boolean } = {},
+): ChildProcess {
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   return spawn(process.execPath, [...loader, entry, ...args], {
     cwd: ROOT,
@@ -23,6 +29,7 @@ export function spawnEntry(entry: string, env: Record<string, string>, args: str
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
 }
 

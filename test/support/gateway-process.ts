@@ -17,9 +17,12 @@ export interface GatewayProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The gateway (its source, or with `entry` 'dist/server.js' the compiled one `npm start` runs), killed after the test. */
-export function spawnGateway(env: Record<string, string>, entry = 'src/server.ts'): ChildProcess {
-  return killedLater(spawnEntry(entry, env));
+/**
+ * The gateway (its source, or with `entry` 'dist/server.js' the compiled one `npm start` runs), killed after the test;
+ * `detached`: in a process group of its own (its pid is the group's id).
+ */
+export function spawnGateway(env: Record<string, string>, entry = 'src/server.ts', detached = false): ChildProcess {
+  return killedLater(spawnEntry(entry, env, [], { detached }));
 }
 
 /** `npm run worker`, as a child process killed (if it still runs) after the test or file that made it. */
@@ -43,9 +46,9 @@ function killedLater(child: ChildProcess): ChildProcess {
 /** Starts a gateway and resolves once it logs that it is listening. */
 export async function startGateway(
   env: Record<string, string>,
-  { entry, timeoutMs = 20_000 }: { entry?: string; timeoutMs?: number } = {},
+  { entry, timeoutMs = 20_000, detached }: { entry?: string; timeoutMs?: number; detached?: boolean } = {},
 ): Promise<GatewayProcess> {
-  const child = spawnGateway(env, entry);
+  const child = spawnGateway(env, entry, detached);
   let out = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
