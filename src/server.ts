@@ -9,10 +9,10 @@ import { buildApp } from './app.js';
 import { LogForward, createLogger } from './logger.js';
 import { checkEndpoint, closeRedisClient, createRedisClient, type RedisEndpoint } from './redis/clients.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded.js';
-import { runProcess } from './run-process.js';
+import { runProcess, type Stop } from './run-process.js';
 import { startWorker } from './worker/start.js';
 
-async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
+async function main(): Promise<Stop> {
   const config = loadConfig();
   const logForward = new LogForward();
   const log = createLogger(config.logLevel, logForward);
@@ -59,7 +59,7 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   // WORKER=off leaves tasks (scheduled messages) to `npm run worker` processes.
   const worker = config.worker ? startWorker({ services: app.services, config, log }) : undefined;
 
-  return async (signal) => {
+  const stop = async (signal: NodeJS.Signals) => {
     log.info({ signal }, 'stopping');
     embedded?.draining();
     const started = performance.now();
@@ -79,6 +79,8 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
     await embedded?.stop();
     done('stopped');
   };
+  // A second signal: the drain is abandoned, but the embedded Redis and its files are not left behind.
+  return { stop, stopNow: async () => embedded?.stopNow() };
 }
 
 /** What to do when the gateway cannot listen: one line naming the setting to change. */

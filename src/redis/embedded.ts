@@ -23,6 +23,8 @@ export interface EmbeddedRedis {
   /** The gateway is stopping: a server that dies from now on is not started again. */
   draining(): void;
   stop(): Promise<void>;
+  /** Kills the server at once and removes what it leaves (a second signal cut the graceful stop short). */
+  stopNow(): Promise<void>;
 }
 
 const INSTALL_HINT =
@@ -251,6 +253,19 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
       );
   }
 
+  /** Ends supervision, sends `signal` to the server (SIGKILL after 8 s) and waits for it to exit. */
+  async function end(signal: NodeJS.Signals): Promise<void> {
+    stopping = true;
+    process.off('exit', onExit);
+    if (!current.done()) {
+      current.child.kill(signal);
+      const timer = setTimeout(() => current.child.kill('SIGKILL'), 8000);
+      await current.exited;
+      clearTimeout(timer);
+    }
+    rmSync(path.join(dataDir, 'gateway.pid'), { force: true });
+  }
+
   await spawnServer();
   return {
     socketPath,
@@ -258,16 +273,14 @@ export async function startEmbeddedRedis(opts: EmbeddedOptions): Promise<Embedde
       stopping = true;
     },
     async stop() {
-      stopping = true;
-      process.off('exit', onExit);
-      if (!current.done()) {
-        current.child.kill('SIGTERM'); // Redis persists (RDB save + AOF fsync) and exits on SIGTERM
-        const timer = setTimeout(() => current.child.kill('SIGKILL'), 8000);
-        await current.exited;
-        clearTimeout(timer);
-      }
-      rmSync(path.join(dataDir, 'gateway.pid'), { force: true });
+      await end('SIGTERM'); // Redis persists (RDB save + AOF fsync) and exits on SIGTERM
       log.info('embedded redis-server stopped');
+    },
+    async stopNow() {
+      // No RDB save: the AOF already has every write Redis acknowledged (written before the reply).
+      await end('SIGKILL');
+      for (const file of [path.join(dataDir, 'redis.pid'), socketPath]) rmSync(file, { force: true });
+      log.warn('embedded redis-server killed');
     },
   };
 }

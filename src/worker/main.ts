@@ -9,10 +9,10 @@ import { closeRedisClient, createRedisClient } from '../redis/clients.js';
 import { endpointOf } from '../redis/embedded.js';
 import { createServices } from '../services/index.js';
 import { gatewayLogSink } from '../services/telemetry/logs.js';
-import { runProcess } from '../run-process.js';
+import { runProcess, type Stop } from '../run-process.js';
 import { startWorker } from './start.js';
 
-async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
+async function main(): Promise<Stop> {
   const config = loadConfig();
   const logForward = new LogForward();
   const log = createLogger(config.logLevel, logForward);
@@ -22,11 +22,13 @@ async function main(): Promise<(signal: NodeJS.Signals) => Promise<void>> {
   logForward.attach(gatewayLogSink(services.logs));
   const worker = startWorker({ services, config, log });
 
-  return async (signal) => {
-    log.info({ signal }, 'stopping');
-    await worker.stop(config.shutdownTimeoutMs);
-    await services.close();
-    await closeRedisClient(redis);
+  return {
+    async stop(signal) {
+      log.info({ signal }, 'stopping');
+      await worker.stop(config.shutdownTimeoutMs);
+      await services.close();
+      await closeRedisClient(redis);
+    },
   };
 }
 

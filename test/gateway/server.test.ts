@@ -369,6 +369,21 @@ describe.runIf(inject('redis').kind === 'standalone')('the embedded redis-server
     expect(redisServersOn(dataDir)).toEqual([]);
   });
 
+  it('on a second SIGTERM during the stop kills its redis-server and exits 1, leaving no server, pid or socket', async () => {
+    const dataDir = newDataDir();
+    const gateway = await startGateway({ ...embeddedEnv(dataDir), SHUTDOWN_TIMEOUT_MS: '20000' });
+    await holdRequest(gateway.url); // the graceful stop would wait 20 s for it
+    gateway.child.kill('SIGTERM');
+    // Two signals sent before the process runs its handler are one: send the second once the stop has begun.
+    expect(await eventually(() => Promise.resolve(/"msg":"stopping"/.test(gateway.output())), 10_000, 20)).toBe(true);
+    gateway.child.kill('SIGTERM');
+    const { code, signal } = await gateway.exited;
+    expect({ code, signal }, gateway.output()).toEqual({ code: 1, signal: null });
+    expect(gateway.output()).toMatch(/gateway: second signal: stopping now/);
+    expect(redisServersOn(dataDir)).toEqual([]);
+    expect(readdirSync(dataDir).filter((f) => ['gateway.pid', 'redis.pid', 'redis.sock'].includes(f))).toEqual([]);
+  });
+
   it('takes an empty variable as unset (REDIS_URL= from a compose file starts the embedded Redis)', async () => {
     const gateway = await startGateway({
       ...embeddedEnv(newDataDir()),
