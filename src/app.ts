@@ -52,7 +52,7 @@ export function buildApp({
       closing ??= (async () => {
         const http = closeHttpServer(server, timeoutMs, log);
         await ws.dispose();
-        await services.close();
+        await services.close(timeoutMs);
         await http;
         await (await tracing?.catch(() => undefined))?.stop();
       })();

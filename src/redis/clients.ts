@@ -357,7 +357,12 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
   });
 }
 
+/**
+ * Closes `client`: QUIT once what was sent is answered; a client that is not ready (Redis away, reconnecting) is
+ * disconnected at once, since its QUIT would wait out the reconnection's retries.
+ */
 export async function closeRedisClient(client: RedisClient): Promise<void> {
+  if (!isReady(client)) return client.disconnect();
   try {
     await client.quit();
   } catch {

@@ -74,9 +74,12 @@ export class Composer<S extends object, L extends object> {
        * replica waits (REDIS_WAIT_REPLICAS) that fell short.
        */
       domainMetrics: [replicaWaitsShort(base.replicated), ...domains.flatMap((d) => d.metrics ?? [])],
-      /** Stops every domain, the last created first (the caller owns `redis`). */
-      async close(): Promise<void> {
-        for (const d of [...domains].reverse()) await d.close?.();
+      /**
+       * Stops every domain, the last created first (the caller owns `redis`), waiting at most `timeoutMs` (default
+       * SHUTDOWN_TIMEOUT_MS) for what they write as they stop.
+       */
+      async close(timeoutMs = base.config.shutdownTimeoutMs): Promise<void> {
+        for (const d of [...domains].reverse()) await d.close?.(timeoutMs);
         await base.replicated.close();
       },
     };

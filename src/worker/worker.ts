@@ -129,18 +129,21 @@ export class Worker {
     const finished = await Promise.race([Promise.all(this.running).then(() => true), sleep(graceMs).then(() => false)]);
     if (!finished) this.abortTasks.abort(new Error('the worker is stopping'));
     await this.settleAll();
-    for (const queue of this.handlers.keys()) {
-      try {
-        const returned = await this.queues.requeue({ queue, workerId: this.id, timeoutMs: -1 });
-        if (returned !== 'alive' && returned > 0)
-          this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
-      } catch (err) {
-        this.log.warn(
-          { worker: this.id, queue, err },
-          'could not return unfinished tasks; they go back once this worker counts as dead',
-        );
-      }
-    }
+    // Every queue at once: with Redis away, each return waits out the client's retries.
+    await Promise.all(
+      [...this.handlers.keys()].map(async (queue) => {
+        try {
+          const returned = await this.queues.requeue({ queue, workerId: this.id, timeoutMs: -1 });
+          if (returned !== 'alive' && returned > 0)
+            this.log.info({ worker: this.id, queue, returned }, 'returned unfinished tasks to the queue');
+        } catch (err) {
+          this.log.warn(
+            { worker: this.id, queue, err },
+            'could not return unfinished tasks; they go back once this worker counts as dead',
+          );
+        }
+      }),
+    );
     await Promise.all(this.consumers.map((c) => c.close()));
     this.log.info({ worker: this.id }, 'worker stopped');
   }
@@ -337,7 +340,7 @@ export class Worker {
   private async settleAll(): Promise<void> {
     const steps = this.unsettled;
     this.unsettled = [];
-    for (const step of steps) await this.settle(step, 0);
+    await Promise.all(steps.map((step) => this.settle(step, 0)));
   }
 
   private pause(ms: number): Promise<void> {

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { eventually, postGraphQL, redisEnv, uniqueName, uniquePrefix } from '../support/app.js';
 import { spawnWorker, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { freePort, startRedisProcess } from '../support/redis-servers.js';
 
 const SIGN_UP = 'mutation($u: String!) { signUp(username: $u, password: "password123") { token } }';
 const CREATE_CHAT = 'mutation($m: [String!]!) { createChat(members: $m) { id } }';
@@ -71,5 +72,34 @@ describe('the worker', () => {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
+  );
+
+  // Its own redis-server, stopped under it: one run is enough (the harness's Redis plays no part).
+  it.runIf(inject('redis').kind === 'standalone')(
+    'on SIGTERM while Redis is away, stops within SHUTDOWN_TIMEOUT_MS and exits 0',
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-away-'));
+      const port = await freePort();
+      const redis = await startRedisProcess(dir, port);
+      try {
+        const worker = spawnWorker({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix() });
+        let out = '';
+        worker.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+        worker.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+        const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+        expect(await eventually(() => Promise.resolve(out.includes('"msg":"worker started"')), 15_000)).toBe(true);
+        await redis.stop();
+        await sleep(3000); // the telemetry's timer ticks on, each flush failing after the client's retries
+        worker.kill('SIGTERM');
+        // Not a speed check: with the default SHUTDOWN_TIMEOUT_MS (8 s) the stop ends by then; before the fix it
+        // waited out every queued telemetry flush and each Redis step's retries, one after another, for 50 s or more.
+        const code = await Promise.race([exited, sleep(30_000).then(() => 'still running after 30 s')]);
+        expect(code, out).toBe(0);
+        expect(out).toContain('"msg":"worker stopped"');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
   );
 });

@@ -74,6 +74,26 @@ describe('graceful stop', () => {
   });
 });
 
+describe.runIf(inject('redis').kind === 'standalone')('graceful stop while Redis is away', () => {
+  it('ends within SHUTDOWN_TIMEOUT_MS with exit 0, not at the hard deadline with exit 1', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-stop-away-'));
+    const port = await freePort();
+    const redis = await startRedisProcess(dir, port);
+    try {
+      const g = await startGateway({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix() });
+      await redis.stop();
+      await new Promise((resolve) => setTimeout(resolve, 3000)); // the telemetry's timer ticks on meanwhile
+      // Before the fix, the telemetry's queued flushes, the worker's returns one queue after another and a QUIT
+      // waiting on the reconnection's retries ran past SHUTDOWN_TIMEOUT_MS + 1.5 s: "graceful stop took too long".
+      const { code } = await stopGateway(g);
+      expect(code, g.output()).toBe(0);
+      expect(g.output()).toContain('"msg":"stopped"');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('reconnection', () => {
   it('reports not ready while Redis is away and recovers by itself when it returns', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-reconnect-'));

@@ -29,8 +29,11 @@ export interface Domain<S, L = object> {
   jobs?: PeriodicJob[];
   /** What the domain reports to `GET /metrics`, read at each scrape. */
   metrics?: DomainMetric[];
-  /** Stops what the domain runs (timers, pollers); domains stop in the reverse of their creation. */
-  close?: () => Promise<void>;
+  /**
+   * Stops what the domain runs (timers, pollers); domains stop in the reverse of their creation. What it still
+   * writes to Redis (buffered telemetry) it waits for at most `timeoutMs`.
+   */
+  close?: (timeoutMs: number) => Promise<void>;
 }
 
 /** A figure of a domain for `GET /metrics` (Prometheus): its values are read when the metrics are scraped. */

@@ -30,6 +30,6 @@ export function createTelemetry(
   return {
     services: { counters, stats, logs, metrics },
     jobs: [{ name: 'clean-counters', everyMs: config.metrics.cleanMs, run: async () => void (await counters.clean()) }],
-    close: () => metrics.stop(),
+    close: (timeoutMs) => metrics.stop({ timeoutMs }),
   };
 }

@@ -37,6 +37,8 @@ export interface OperationTiming {
 export class OperationMetrics {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** Flushes asked and not done: the timer adds none to them (Redis away, each waits out its retries). */
+  private pending = 0;
   private lastError = '';
   private readonly counters: CounterService;
   private readonly stats: StatsService;
@@ -68,12 +70,15 @@ export class OperationMetrics {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.options.flushMs);
+    this.timer ??= setInterval(() => {
+      if (this.pending === 0) void this.flush();
+    }, this.options.flushMs);
     this.timer.unref();
   }
 
   /** Writes everything recorded so far (the timer does this every flushMs). */
   flush(): Promise<void> {
+    this.pending++;
     this.flushing = this.flushing.then(async () => {
       const flushStats = async () => {
         // Statistics follow the counters' registry: a name it refused is timed as OTHER too.
@@ -87,14 +92,23 @@ export class OperationMetrics {
       if (message && message !== this.lastError)
         this.log.warn({ err: failed!.reason, telemetry: true }, 'telemetry flush failed; retrying');
       this.lastError = message;
+      this.pending--;
     });
     return this.flushing;
   }
 
-  /** Stops the timer and flushes once more. */
-  async stop(): Promise<void> {
+  /** Stops the timer and flushes once more, waiting for it at most `timeoutMs` (after that, what it holds is lost). */
+  async stop({ timeoutMs }: { timeoutMs: number }): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.flush();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    const timedOut = await Promise.race([this.flush().then(() => false), late]);
+    clearTimeout(timer);
+    if (timedOut)
+      this.log.warn(
+        { timeoutMs, telemetry: true },
+        'telemetry not written to Redis by the shutdown deadline; what was recorded since the last flush is lost',
+      );
   }
 }
