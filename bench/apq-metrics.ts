@@ -267,7 +267,13 @@ async function inProcess(redisUrl: string, variants: Variant[]): Promise<number>
     const redis = m.createRedisClient(config.redis, log);
     const services = m.createServices(redis, config, log);
     const prometheus = m.GatewayMetrics && new m.GatewayMetrics({ config, services, log });
-    const yoga = m.createGatewayYoga({ config, services, log, prometheus: prometheus! });
+    const yoga = m.createGatewayYoga({
+      config,
+      services,
+      log,
+      prometheus: prometheus!,
+      stopping: new AbortController().signal,
+    });
     const context = { address: HOST, requestId: 'bench', log };
     const call = async (body: unknown, token?: string) => {
       const headers = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };

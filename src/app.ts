@@ -17,7 +17,10 @@ import { gatewayLogSink } from './services/telemetry/logs.js';
 export interface App {
   server: Server;
   services: Services;
-  /** Stops accepting, closes sockets with 1001, waits for in-flight requests (closing them after `timeoutMs`); once. */
+  /**
+   * Stops accepting, ends the subscriptions served over HTTP (SSE: `complete`; multipart: the closing boundary),
+   * closes sockets with 1001, waits for in-flight requests (closing them after `timeoutMs`); once.
+   */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -39,7 +42,8 @@ export function buildApp({
   const tracing = config.tracing && import('./tracing.js').then((t) => t.startTracing(config.tracing!, log));
   tracing?.catch((err: unknown) => log.error({ err }, 'tracing could not start: operations fail until restarted'));
   const operations = tracing && operationTracing(tracing.then((t) => t.provider));
-  const yoga = createGatewayYoga({ config, services, log, prometheus, tracing: operations });
+  const stopping = new AbortController();
+  const yoga = createGatewayYoga({ config, services, log, prometheus, tracing: operations, stopping: stopping.signal });
   const server = createHttpServer(yoga, config.limits, log, prometheus, () => services.ops.ready({ timeoutMs: 1000 }));
   const ws = serveWebSocket(server, { yoga, services, config, log, prometheus, tracing: operations });
   prometheus.watch({ server, sockets: () => ws.stats() });
@@ -50,6 +54,7 @@ export function buildApp({
     services,
     close(timeoutMs = 8000) {
       closing ??= (async () => {
+        stopping.abort(); // ends the streams served over HTTP, which the close then need not wait for
         const http = closeHttpServer(server, timeoutMs, log);
         await ws.dispose();
         await services.close(timeoutMs);

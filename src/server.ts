@@ -1,8 +1,9 @@
 /**
  * Entry point (`npm start`): reads the configuration, starts the embedded Redis when no external one is
  * configured, serves the app, runs a task worker (unless WORKER=off), and stops gracefully on SIGTERM/SIGINT: stop
- * accepting, close sockets with 1001, finish in-flight requests and tasks (unfinished tasks go back to their
- * queues), close Redis, stop the embedded Redis, exit 0.
+ * accepting, close sockets with 1001, end the subscriptions over HTTP (SSE: `complete`; multipart: the closing
+ * boundary), finish in-flight requests and tasks (unfinished tasks go back to their queues), close Redis, stop the
+ * embedded Redis, exit 0.
  */
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';

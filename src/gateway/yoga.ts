@@ -11,6 +11,7 @@
  * - graphql-armor: the document's depth, cost, aliases, tokens and directives;
  * - maintenance.ts: MAINTENANCE while the gateway is in maintenance;
  * - revocation.ts: ends the SSE and multipart streams of a revoked session;
+ * - shutdown.ts: ends the SSE and multipart streams when the gateway stops;
  * - metrics.ts (with GET /metrics on): the operations' figures;
  * - limits.ts (with rate limits on): the operations' rate limit, before parsing where it can;
  * - persisted-queries.ts: automatic persisted queries (APQ) and trusted documents;
@@ -41,6 +42,7 @@ import { useOperationMetrics } from './plugins/metrics.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { useScopeCacheRelease } from './plugins/scope-cache.js';
 import { useSessionRevocation } from './plugins/revocation.js';
+import { useStreamsEndOnStop } from './plugins/shutdown.js';
 import { useRefusalStatus } from './plugins/refusals.js';
 import type { OperationTracing } from './plugins/tracing.js';
 
@@ -105,6 +107,7 @@ export function createGatewayYoga({
   log,
   prometheus,
   tracing,
+  stopping,
 }: {
   config: Config;
   services: Services;
@@ -112,6 +115,8 @@ export function createGatewayYoga({
   prometheus: GatewayMetrics;
   /** The operations' spans (plugins/tracing.ts); undefined: no tracing. */
   tracing?: OperationTracing;
+  /** Aborted when the gateway stops: it ends the streams served over HTTP (plugins/shutdown.ts). */
+  stopping: AbortSignal;
 }) {
   return createYoga<ServerContext, OperationContext>({
     schema,
@@ -174,6 +179,7 @@ export function createGatewayYoga({
       }),
       useMaintenanceMode(),
       useSessionRevocation(services.sessions),
+      useStreamsEndOnStop(stopping),
       ...(prometheus.enabled ? [useOperationMetrics((timing) => services.metrics.record(timing), prometheus)] : []),
       ...(services.limits.limitsOperations
         ? [
@@ -201,6 +207,7 @@ export function createGatewayYoga({
         connectMs: config.limits.sseReservationConnectMs,
         maxOperations: config.websocket.maxSubscriptions,
         maxBodyBytes: config.limits.requestBytes,
+        stopping,
       }),
     ],
   });

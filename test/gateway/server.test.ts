@@ -9,13 +9,15 @@ import {
   eventually,
   postGraphQL,
   redisEnv,
+  sseClient,
+  sseRecord,
   startTestApp,
   uniqueName,
   uniquePrefix,
   wsClient,
   wsRequest,
 } from '../support/app.js';
-import { MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
+import { CREATE_CHAT, MESSAGE_ADDED, createChat, record, send } from '../support/chats.js';
 import { spawnGateway, startGateway, stopGateway } from '../support/gateway-process.js';
 import { freePort, startRedisProcess } from '../support/redis-servers.js';
 
@@ -71,6 +73,61 @@ describe('graceful stop', () => {
     const { code } = await g.exited;
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('graceful stop with subscriptions over HTTP', () => {
+  it('ends SSE and multipart streams as their transports do (complete, closing boundary) and does not wait for them', async () => {
+    // SHUTDOWN_TIMEOUT_MS at 60 s: a stop that waited for the open streams would outlast this test's own timeout.
+    const g = await startGateway({ ...redisEnv(), KEY_PREFIX: uniquePrefix(), SHUTDOWN_TIMEOUT_MS: '60000' });
+    const token = async (name: string) =>
+      (await postGraphQL<{ signUp: { token: string } }>(g.url, SIGN_UP, { u: name })).data!.signUp.token;
+    const bob = uniqueName('bob');
+    const [ann, bobToken] = await Promise.all([token(uniqueName('ann')), token(bob)]);
+    /** A subscription over one HTTP response, its body read to its end ('cut' when the connection broke). */
+    const open = async (accept: string) => {
+      const res = await fetch(g.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${bobToken}` },
+        body: JSON.stringify({ query: MESSAGE_ADDED }),
+      });
+      const read = { text: '', ended: undefined as Promise<string> | undefined };
+      read.ended = (async () => {
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        for (let next = await reader.read(); !next.done; next = await reader.read())
+          read.text += decoder.decode(next.value, { stream: true });
+        return read.text;
+      })().catch(() => 'cut');
+      return read;
+    };
+    const sse = await open('text/event-stream');
+    const multipart = await open('multipart/mixed;subscriptionSpec="1.0", application/json');
+    // graphql-sse's single connection, not lazy: the client keeps its stream open until the gateway ends it.
+    const client = sseClient(g.url, bobToken, { singleConnection: true, lazy: false, retryAttempts: 0 });
+    const single = sseRecord(client, MESSAGE_ADDED);
+    try {
+      await postGraphQL(g.url, CREATE_CHAT, { m: [bob], t: 'before the stop' }, ann);
+      expect(
+        await eventually(
+          () =>
+            Promise.resolve(
+              sse.text.includes('before the stop') &&
+                multipart.text.includes('before the stop') &&
+                single.results.length === 1,
+            ),
+          10_000,
+        ),
+      ).toBe(true);
+      g.child.kill('SIGTERM');
+      expect((await g.exited).code, g.output()).toBe(0);
+      expect(await sse.ended).toMatch(/event: complete\ndata:\s*$/);
+      expect(await multipart.ended).toMatch(/\r\n--graphql--\r\n$/);
+      await single.until(() => single.completed || single.error !== undefined);
+      expect(single.error).toBeUndefined();
+    } finally {
+      client.dispose();
+    }
   });
 });
 

@@ -14,6 +14,8 @@
  * this process; past it, or with a token that is no session, the PUT is refused (429 BUSY, 401 UNAUTHENTICATED,
  * JSON); a reservation not opened within `connectMs` is dropped. Reservations live in the process that took
  * them: a deployment of several gateways routes a client's requests to one of them (sticky sessions).
+ * A stop of the gateway ends its operations' subscriptions (shutdown.ts), and each open stream once the `complete` of
+ * every operation graphql-sse took on it is sent.
  * A reservation runs at most `maxOperations` operations at once, as a WebSocket does (WS_MAX_SUBSCRIPTIONS): past it,
  * an operation's result is BUSY. One counts from its POST until it ends: answered, its subscription done or failed,
  * stopped by its DELETE, or its reservation released (its stream's end, which ends its subscriptions too).
@@ -42,6 +44,7 @@ import { graphQLError, httpStatusOf, maskError } from '../errors.js';
 import { boundedRequest } from './body-limit.js';
 import type { RateLimitedContext } from './limits.js';
 import { persistedDocument } from './persisted-queries.js';
+import { onAbort } from './shutdown.js';
 
 const refusal = (code: ErrorCode, message: string): HandlerResponse => [
   JSON.stringify({ errors: [{ message, extensions: { code } }] }),
@@ -60,12 +63,20 @@ const refusal = (code: ErrorCode, message: string): HandlerResponse => [
  */
 const UNSENT_MAX = 100;
 
+/** Each message of graphql-sse's stream is one chunk: an operation's end starts with this. */
+const COMPLETE = new TextEncoder().encode('event: complete');
+const isComplete = (chunk: Uint8Array) => COMPLETE.every((byte, i) => chunk[i] === byte);
+
 /** A reservation: who holds it, the timer that drops it unless its stream opens, its operations, what is unsent. */
 class Reservation {
   readonly running = new Set<Operation>();
   /** Results taken from its operations and not yet sent on its stream. */
   private unsent = 0;
   private readonly waiting = new Set<() => void>();
+  /** Operations graphql-sse took and has not completed yet (it queues a `complete` for each as it ends). */
+  private completing = 0;
+  /** `complete` events queued on the stream and not yet sent. */
+  private completesUnsent = 0;
 
   constructor(
     readonly who: string,
@@ -87,6 +98,27 @@ class Reservation {
   sent(): void {
     if (this.unsent > 0) this.unsent--;
     if (this.unsent < UNSENT_MAX) this.wake();
+  }
+
+  /** An operation taken by graphql-sse, which ends it with a `complete` on the stream. */
+  began(): void {
+    this.completing++;
+  }
+
+  /** graphql-sse queued an operation's `complete`. */
+  completed(): void {
+    this.completing--;
+    this.completesUnsent++;
+  }
+
+  /** A `complete` sent on the stream. */
+  completeSent(): void {
+    this.completesUnsent--;
+  }
+
+  /** Every operation taken has ended and its `complete` is sent: a stop may end the stream. */
+  get settled(): boolean {
+    return this.completing === 0 && this.completesUnsent === 0;
   }
 
   /** Wakes the operations waiting for room (when it is made, or when they end). */
@@ -179,6 +211,7 @@ export function useGraphQLSseSingleConnection({
   connectMs,
   maxOperations,
   maxBodyBytes,
+  stopping,
 }: {
   path: string;
   services: Services;
@@ -188,6 +221,8 @@ export function useGraphQLSseSingleConnection({
   maxOperations: number;
   /** The largest body of a request (MAX_REQUEST_BYTES): this mode reads its POSTs before yoga's own limit would. */
   maxBodyBytes: number;
+  /** Aborted when the gateway stops: each open stream ends once its operations have (shutdown.ts ends them). */
+  stopping: AbortSignal;
 }): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
   const reservations = new Map<string, Reservation>();
@@ -240,6 +275,7 @@ export function useGraphQLSseSingleConnection({
             // graphql-sse calls this only for a token it knows, which it may still know while its stream is ending.
             const reservation = reservations.get(tokenOf(req));
             if (!reservation) return streamEnded;
+            reservation.began();
             if (reservation.running.size >= maxOperations)
               return {
                 data: null,
@@ -279,6 +315,7 @@ export function useGraphQLSseSingleConnection({
               counted.settle();
             }
           },
+          onComplete: (_ctx, req) => reservations.get(tokenOf(req))?.completed(),
         },
         yoga.fetchAPI,
       );
@@ -306,16 +343,33 @@ export function useGraphQLSseSingleConnection({
           return payload.endResponse(response);
         // Its stream is open: the reservation stays held until the stream ends.
         clearTimeout(reservation.expiry);
-        const end = () => release(token);
-        request.signal.addEventListener('abort', end, { once: true });
+        let stream: TransformStreamDefaultController<Uint8Array> | undefined;
+        /** Once the gateway stops and every operation's `complete` is sent, the stream ends as a response does. */
+        const endIfStopped = () => {
+          if (!stopping.aborted || !reservation.settled || !stream) return;
+          stream.terminate();
+          end();
+        };
+        const end = () => {
+          stream = undefined;
+          unwatch();
+          release(token);
+        };
         // Each chunk is one message of graphql-sse's queue, pulled as the socket drains: one sent.
         const sent = new TransformStream<Uint8Array, Uint8Array>({
+          start(controller) {
+            stream = controller;
+          },
           transform(chunk, controller) {
             controller.enqueue(chunk);
             reservation.sent();
+            if (isComplete(chunk)) reservation.completeSent();
+            endIfStopped();
           },
           flush: end,
         });
+        request.signal.addEventListener('abort', end, { once: true });
+        const unwatch = onAbort(stopping, endIfStopped);
         payload.endResponse(
           new Response(response.body.pipeThrough(sent), {
             status: response.status,

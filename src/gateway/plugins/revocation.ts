@@ -11,12 +11,16 @@ import type { Context } from '../../context.js';
 import { graphQLError } from '../errors.js';
 import type { SessionService } from '../../services/users/sessions.js';
 
-/** `source`, ended after one `last` item once `watch` calls back. */
-function endWhen<T>(source: AsyncIterable<T>, watch: (callback: () => void) => () => void, last: () => T): Repeater<T> {
+/** `source`, ended once `watch` calls back, after one `last` item when there is one. */
+export function endWhen<T>(
+  source: AsyncIterable<T>,
+  watch: (callback: () => void) => () => void,
+  last?: () => T,
+): Repeater<T> {
   return new Repeater<T>(async (push, stop) => {
     const iterator = source[Symbol.asyncIterator]();
     const unwatch = watch(() => {
-      void push(last()).catch(() => undefined);
+      if (last) void push(last()).catch(() => undefined);
       stop();
     });
     void stop.then(() => iterator.return?.());
