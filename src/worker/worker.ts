@@ -70,6 +70,8 @@ export class Worker {
   private readonly stopping = new AbortController();
   private readonly abortTasks = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
+  /** Whether the last beat failed (its failure was logged; the next that succeeds says so). */
+  private beatFailing = false;
   private stopped: Promise<void> | undefined;
 
   private readonly queues: QueueService;
@@ -303,6 +305,7 @@ export class Worker {
 
   /** Says this worker is alive on each queue, and returns the tasks of workers that are not. */
   private async beat(): Promise<void> {
+    let failed = false;
     for (const queue of this.handlers.keys()) {
       try {
         const { timeoutMs } = this.options;
@@ -316,8 +319,14 @@ export class Worker {
             );
         }
       } catch (err) {
-        this.log.warn({ worker: this.id, queue, err }, 'heartbeat failed');
+        // Once per outage (Redis away fails every queue's beat, every WORKER_HEARTBEAT_MS), and once when it ends.
+        if (!this.beatFailing) this.log.warn({ worker: this.id, queue, err }, 'heartbeat failed');
+        this.beatFailing = failed = true;
       }
+    }
+    if (this.beatFailing && !failed) {
+      this.beatFailing = false;
+      this.log.info({ worker: this.id }, 'heartbeat restored');
     }
     await this.settleAll();
   }

@@ -1,6 +1,6 @@
 /**
  * How the worker runs: inside `npm start` unless WORKER=off, and as `npm run worker` beside a gateway on its
- * embedded Redis; SIGTERM stops it with exit code 0.
+ * embedded Redis; SIGTERM stops it with exit code 0; while Redis is away, it says so once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -97,6 +97,36 @@ describe('the worker', () => {
         expect(code, out).toBe(0);
         expect(out).toContain('"msg":"worker stopped"');
       } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
+  it.runIf(inject('redis').kind === 'standalone')(
+    'says once that its heartbeats fail while Redis is away, and once that they beat again when it is back',
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-beat-'));
+      const port = await freePort();
+      let redis = await startRedisProcess(dir, port);
+      try {
+        const worker = spawnWorker({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix() });
+        let out = '';
+        worker.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+        expect(await eventually(() => Promise.resolve(out.includes('"msg":"worker started"')), 15_000)).toBe(true);
+        await redis.stop();
+        expect(await eventually(() => Promise.resolve(out.includes('"msg":"heartbeat failed"')), 15_000)).toBe(true);
+        await sleep(2500); // more beats fail, one a second on each queue
+        redis = await startRedisProcess(dir, port);
+        expect(await eventually(() => Promise.resolve(out.includes('"msg":"heartbeat restored"')), 15_000), out).toBe(
+          true,
+        );
+        expect(out.match(/"msg":"heartbeat (failed|restored)"/g)).toEqual([
+          '"msg":"heartbeat failed"',
+          '"msg":"heartbeat restored"',
+        ]);
+      } finally {
+        await redis.stop();
         rmSync(dir, { recursive: true, force: true });
       }
     },
