@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { eventually, postGraphQL, redisEnv, uniqueName, uniquePrefix } from '../support/app.js';
 import { spawnWorker, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { disposeLater } from '../support/dispose.js';
 import { freePort, startRedisProcess } from '../support/redis-servers.js';
 
 const SIGN_UP = 'mutation($u: String!) { signUp(username: $u, password: "password123") { token } }';
@@ -33,6 +34,30 @@ async function scheduleNow(g: GatewayProcess): Promise<() => Promise<number>> {
   return async () =>
     (await postGraphQL<{ chat: { lastMessageId: number } }>(g.url, LAST_ID, { c: chatId }, ann)).data!.chat
       .lastMessageId;
+}
+
+/**
+ * `npm run worker` on a redis-server of its own, once it has started: what it wrote, and its Redis, which the test
+ * stops and starts again on the same port. Both go after the test.
+ */
+async function workerOnItsOwnRedis() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-redis-'));
+  const port = await freePort();
+  let server = await startRedisProcess(dir, port);
+  disposeLater(async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const worker = spawnWorker({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix() });
+  let out = '';
+  worker.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  worker.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  expect(await eventually(() => Promise.resolve(out.includes('"msg":"worker started"')), 15_000)).toBe(true);
+  const redis = {
+    stop: () => server.stop(),
+    start: async () => void (server = await startRedisProcess(dir, port)),
+  };
+  return { worker, output: () => out, redis };
 }
 
 describe('the worker', () => {
@@ -78,27 +103,16 @@ describe('the worker', () => {
   it.runIf(inject('redis').kind === 'standalone')(
     'on SIGTERM while Redis is away, stops within SHUTDOWN_TIMEOUT_MS and exits 0',
     async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-away-'));
-      const port = await freePort();
-      const redis = await startRedisProcess(dir, port);
-      try {
-        const worker = spawnWorker({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix() });
-        let out = '';
-        worker.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-        worker.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-        const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
-        expect(await eventually(() => Promise.resolve(out.includes('"msg":"worker started"')), 15_000)).toBe(true);
-        await redis.stop();
-        await sleep(3000); // the telemetry's timer ticks on, each flush failing after the client's retries
-        worker.kill('SIGTERM');
-        // Not a speed check: with the default SHUTDOWN_TIMEOUT_MS (8 s) the stop ends by then; before the fix it
-        // waited out every queued telemetry flush and each Redis step's retries, one after another, for 50 s or more.
-        const code = await Promise.race([exited, sleep(30_000).then(() => 'still running after 30 s')]);
-        expect(code, out).toBe(0);
-        expect(out).toContain('"msg":"worker stopped"');
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const { worker, output, redis } = await workerOnItsOwnRedis();
+      const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+      await redis.stop();
+      await sleep(3000); // the telemetry's timer ticks on, each flush failing after the client's retries
+      worker.kill('SIGTERM');
+      // Not a speed check: with the default SHUTDOWN_TIMEOUT_MS (8 s) the stop ends by then; before the fix it
+      // waited out every queued telemetry flush and each Redis step's retries, one after another, for 50 s or more.
+      const code = await Promise.race([exited, sleep(30_000).then(() => 'still running after 30 s')]);
+      expect(code, output()).toBe(0);
+      expect(output()).toContain('"msg":"worker stopped"');
     },
     60_000,
   );
@@ -106,29 +120,17 @@ describe('the worker', () => {
   it.runIf(inject('redis').kind === 'standalone')(
     'says once that its heartbeats fail while Redis is away, and once that they beat again when it is back',
     async () => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'rig-worker-beat-'));
-      const port = await freePort();
-      let redis = await startRedisProcess(dir, port);
-      try {
-        const worker = spawnWorker({ REDIS_URL: `redis://127.0.0.1:${port}`, KEY_PREFIX: uniquePrefix() });
-        let out = '';
-        worker.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-        expect(await eventually(() => Promise.resolve(out.includes('"msg":"worker started"')), 15_000)).toBe(true);
-        await redis.stop();
-        expect(await eventually(() => Promise.resolve(out.includes('"msg":"heartbeat failed"')), 15_000)).toBe(true);
-        await sleep(2500); // more beats fail, one a second on each queue
-        redis = await startRedisProcess(dir, port);
-        expect(await eventually(() => Promise.resolve(out.includes('"msg":"heartbeat restored"')), 15_000), out).toBe(
-          true,
-        );
-        expect(out.match(/"msg":"heartbeat (failed|restored)"/g)).toEqual([
-          '"msg":"heartbeat failed"',
-          '"msg":"heartbeat restored"',
-        ]);
-      } finally {
-        await redis.stop();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const { output, redis } = await workerOnItsOwnRedis();
+      const said = (msg: string) => eventually(() => Promise.resolve(output().includes(`"msg":"${msg}"`)), 15_000);
+      await redis.stop();
+      expect(await said('heartbeat failed')).toBe(true);
+      await sleep(2500); // more beats fail, one a second on each queue
+      await redis.start();
+      expect(await said('heartbeat restored'), output()).toBe(true);
+      expect(output().match(/"msg":"heartbeat (failed|restored)"/g)).toEqual([
+        '"msg":"heartbeat failed"',
+        '"msg":"heartbeat restored"',
+      ]);
     },
     60_000,
   );
