@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { runProcess } from '../run-process.js';
 import { createLogger } from '../logger.js';
 import { closeRedisClient, createRedisClient } from '../redis/clients.js';
@@ -18,6 +18,7 @@ import { geoCommands } from '../redis/geo/commands.js';
 import { keyspace } from '../redis/keys.js';
 import { CITY_DATA_LOCK, CityImport, type ImportProgress } from '../services/geo/geo-import.js';
 import { createServices } from '../services/index.js';
+import { print } from './print.js';
 
 /** The import's lease on the city data, kept alive while it runs. */
 const IMPORT_LEASE_MS = 30_000;
@@ -52,10 +53,26 @@ function defaultData(): { blocks: string[]; licence: string } {
   };
 }
 
+const USAGE = 'usage: npm run import:cities [-- --blocks FILE [--blocks FILE...] [--locations FILE]]';
+
+/** The command line's options; anything else is a ConfigError with the usage. */
+function options(): { blocks?: string[]; locations?: string; help?: boolean } {
+  try {
+    return parseArgs({
+      options: {
+        blocks: { type: 'string', multiple: true },
+        locations: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (err) {
+    throw new ConfigError(`${err instanceof Error ? err.message : String(err)}; ${USAGE}`);
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { blocks: { type: 'string', multiple: true }, locations: { type: 'string' } },
-  });
+  const values = options();
+  if (values.help) return print(process.stdout, `${USAGE}\n`);
   const named = (values.blocks ?? []).length > 0 || values.locations !== undefined;
   const data = named ? { blocks: values.blocks ?? [], licence: '' } : defaultData();
   if (data.licence) process.stderr.write(`${data.licence}\n`);

@@ -172,6 +172,15 @@ describe('npm run import:cities', () => {
     expect((await cities(['1.0.1.5']))[0]).toMatchObject({ city: 'Saint-Étienne' });
   });
 
+  it('prints its usage on --help, and refuses an unknown option in one line with it', async () => {
+    const usage = 'usage: npm run import:cities [-- --blocks FILE [--blocks FILE...] [--locations FILE]]';
+    expect(await run(['--help'])).toEqual({ code: 0, stdout: `${usage}\n`, stderr: '' });
+    const r = await run(['--nope']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^import:cities: Unknown option '--nope'/)]);
+    expect(r.stderr).toContain(usage);
+  });
+
   it('fails in one line, changing nothing, on a file it cannot read', async () => {
     const junk = file('junk.csv', 'hello,world\n');
     const r = await run(['--blocks', junk]);
